@@ -1,0 +1,105 @@
+package probes
+
+import "fmt"
+
+// Counter counts the tokens of a text without special tokens.
+// *tokenizer.Tokenizer implements it.
+type Counter interface {
+	Count(s string) int
+}
+
+// TurnTokens is the usage of one turn: in_k is the user message, out_k the
+// assistant's output (the API's recorded count when present, since it
+// includes hidden reasoning).
+type TurnTokens struct {
+	In, Out int64
+}
+
+// Accounting is a trajectory's token usage, turn by turn.
+type Accounting struct {
+	Turns []TurnTokens
+	// Pairs holds the message indices (user, assistant) of each turn.
+	Pairs [][2]int
+	// Trailing is the token count of a final unpaired user message, and
+	// TrailingAt its message index (-1 when there is none).
+	Trailing   int64
+	TrailingAt int
+}
+
+// Pair splits messages into turns greedily: a user message followed by an
+// assistant message is a turn; a final unpaired user message is the
+// trailing message; any other unpaired message (and a leading system
+// message) is skipped.
+func Pair(msgs []Message) (pairs [][2]int, trailing int) {
+	trailing = -1
+	for i := 0; i < len(msgs); i++ {
+		if msgs[i].Role != "user" {
+			continue
+		}
+		if i+1 < len(msgs) && msgs[i+1].Role == "assistant" {
+			pairs = append(pairs, [2]int{i, i + 1})
+			i++
+			continue
+		}
+		if i == len(msgs)-1 {
+			trailing = i
+		}
+	}
+	return pairs, trailing
+}
+
+// Account counts the tokens of every turn of t. Recorded counts are used
+// as they are; c counts the rest and may be nil when everything is
+// recorded (else the error wraps ErrNoTokenizer).
+func Account(t Trajectory, c Counter) (Accounting, error) {
+	pairs, trailing := Pair(t.Messages)
+	a := Accounting{Pairs: pairs, TrailingAt: trailing, Turns: make([]TurnTokens, len(pairs))}
+	for k, p := range pairs {
+		in, err := userTokens(t, p[0], c)
+		if err != nil {
+			return a, err
+		}
+		out := int64(Unrecorded)
+		if k < len(t.API) {
+			out = t.API[k].Output
+		}
+		if out == Unrecorded {
+			if out, err = messageTokens(t, p[1], t.Messages[p[1]].Content, c); err != nil {
+				return a, err
+			}
+		}
+		a.Turns[k] = TurnTokens{In: in, Out: out}
+	}
+	if trailing >= 0 {
+		n, err := userTokens(t, trailing, c)
+		if err != nil {
+			return a, err
+		}
+		a.Trailing = n
+	}
+	return a, nil
+}
+
+func userTokens(t Trajectory, i int, c Counter) (int64, error) {
+	return messageTokens(t, i, StripReward(t.Messages[i].Content), c)
+}
+
+func messageTokens(t Trajectory, i int, text string, c Counter) (int64, error) {
+	if n := t.Messages[i].Tokens; n != Unrecorded {
+		return n, nil
+	}
+	if c == nil {
+		return 0, fmt.Errorf("%s: messages[%d].tokens: %w", t.Pos, i, ErrNoTokenizer)
+	}
+	return int64(c.Count(text)), nil
+}
+
+// Total is sys + Σ_k (in_k + out_k): the tokens of the whole rollout, the
+// trailing message excluded.
+func (a Accounting) Total(sys int64) int64 {
+	total := sys
+	for _, t := range a.Turns {
+		total += t.In + t.Out
+	}
+	return total
+}

@@ -1,0 +1,122 @@
+package probes
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// wireDialogue is one element of an estimation-dialogue JSON array, the
+// file API-model evaluation writes.
+type wireDialogue struct {
+	Success         json.RawMessage `json:"success"`
+	RolloutSuccess  json.RawMessage `json:"rollout_success"`
+	RolloutResolved json.RawMessage `json:"rollout_resolved"`
+	Turns           []wireTurn      `json:"turns"`
+}
+
+type wireTurn struct {
+	UserPrompt     *string         `json:"user_prompt"`
+	Prompt         *string         `json:"prompt"`
+	Observation    *string         `json:"observation"`
+	RawResponse    *string         `json:"raw_response"`
+	RawGeneration  *string         `json:"raw_generation"`
+	Response       *string         `json:"response"`
+	Assistant      *string         `json:"assistant"`
+	ParsedResponse json.RawMessage `json:"parsed_response"`
+	Messages       []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Success         json.RawMessage `json:"success"`
+	APIInputTokens  *int64          `json:"api_input_tokens"`
+	APIOutputTokens *int64          `json:"api_output_tokens"`
+}
+
+// decodeDialogue converts one estimation dialogue to a Trajectory the way
+// the reference converter does: per turn, the user text is the first
+// non-empty of user_prompt, prompt, observation (else the turn's last user
+// message), the assistant text the first non-empty of raw_response,
+// raw_generation, response, assistant (else parsed_response); turns with an
+// empty side are skipped; the id is traj_<array index>.
+func decodeDialogue(rec Record) (Trajectory, error) {
+	var w wireDialogue
+	if err := json.Unmarshal(rec.Data, &w); err != nil {
+		return Trajectory{}, rec.errorf(locate(rec.Data, err), "%w", jsonCause(err))
+	}
+	t := Trajectory{ID: "traj_" + strconv.Itoa(rec.Pos.Index), Pos: rec.Pos}
+	if len(w.Turns) == 0 {
+		return t, rec.errorf("turns", "missing or empty")
+	}
+	turnSuccess := false
+	for i, turn := range w.Turns {
+		if v, ok := present(turn.Success); ok && truthy(v) {
+			turnSuccess = true
+		}
+		user, asst := firstNonEmpty(turn.UserPrompt, turn.Prompt, turn.Observation), firstNonEmpty(turn.RawResponse, turn.RawGeneration, turn.Response, turn.Assistant)
+		if user == "" {
+			user = lastUserMessage(turn)
+		}
+		if asst == "" {
+			asst = jsonText(turn.ParsedResponse)
+		}
+		if user == "" || asst == "" {
+			continue
+		}
+		in, err := count(rec, fmt.Sprintf("turns[%d].api_input_tokens", i), turn.APIInputTokens)
+		if err != nil {
+			return t, err
+		}
+		out, err := count(rec, fmt.Sprintf("turns[%d].api_output_tokens", i), turn.APIOutputTokens)
+		if err != nil {
+			return t, err
+		}
+		t.Messages = append(t.Messages,
+			Message{Role: "user", Content: user, Tokens: Unrecorded},
+			Message{Role: "assistant", Content: asst, Tokens: Unrecorded})
+		t.API = append(t.API, APITokens{Input: in, Output: out})
+	}
+	if len(t.Messages) == 0 {
+		return t, rec.errorf("turns", "no turn has both a user and an assistant text")
+	}
+	t.Success = turnSuccess
+	for _, v := range []json.RawMessage{w.Success, w.RolloutSuccess, w.RolloutResolved} {
+		if v, ok := present(v); ok {
+			t.Success = truthy(v)
+			break
+		}
+	}
+	return t, nil
+}
+
+func firstNonEmpty(vs ...*string) string {
+	for _, v := range vs {
+		if v != nil && *v != "" {
+			return *v
+		}
+	}
+	return ""
+}
+
+func lastUserMessage(turn wireTurn) string {
+	for i := len(turn.Messages) - 1; i >= 0; i-- {
+		if turn.Messages[i].Role == "user" {
+			return jsonText(turn.Messages[i].Content)
+		}
+	}
+	return ""
+}
+
+// jsonText is a JSON string's value, or the compact JSON text of any other
+// non-null value (a parsed_response may be an object).
+func jsonText(v json.RawMessage) string {
+	v, ok := present(v)
+	if !ok {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return string(v)
+}

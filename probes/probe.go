@@ -1,0 +1,135 @@
+package probes
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Labels selects the labelling rule.
+type Labels uint8
+
+const (
+	// LabelsPaper labels probes p = 0 … T−1 with one label per trajectory:
+	// possible iff the rollout succeeded and sys + Σ_k(in_k + out_k) fits
+	// the budget. The trailing message is never counted.
+	LabelsPaper Labels = iota
+	// LabelsBagenV1 reproduces the authors' reference script: it also
+	// emits p = T, adds the trailing message's tokens to r_0 and r_T, and
+	// labels each probe by success ∧ used_p + r_p ≤ budget.
+	LabelsBagenV1
+)
+
+// ParseLabels reads the --labels flag.
+func ParseLabels(s string) (Labels, error) {
+	switch s {
+	case "paper", "":
+		return LabelsPaper, nil
+	case "bagen-v1":
+		return LabelsBagenV1, nil
+	}
+	return 0, fmt.Errorf("labels: want paper or bagen-v1, got %q", s)
+}
+
+func (l Labels) String() string {
+	if l == LabelsBagenV1 {
+		return "bagen-v1"
+	}
+	return "paper"
+}
+
+// Options controls where probes are placed and how they are labelled. The
+// zero value probes every turn with the paper's labels and keeps every
+// probe.
+type Options struct {
+	Labels Labels
+	// Every places probes at p = 0, n, 2n, …; zero means 1.
+	Every int
+	// MinRemaining drops probes whose remaining tokens r are below it; zero
+	// keeps every probe (the command line's default is 1, which drops the
+	// trivial r = 0 probes as the paper does).
+	MinRemaining int64
+}
+
+// Probe is one budget probe: the estimator sees the prefix before turn
+// After and must predict Remaining, or impossible.
+type Probe struct {
+	After     int   // p: completed turns shown
+	Used      int64 // tokens used by the visible prefix, system prompt included
+	Remaining int64 // r: tokens still to come
+	Possible  bool
+}
+
+// Probes places and labels the probes of one trajectory with T = len(a.Turns)
+// turns, sys system-prompt tokens and the given budget:
+//
+//	used_0 = sys + in_0              r_0 = Σ_k out_k + Σ_{k≥1} in_k
+//	used_p = sys + Σ_{k<p}(in_k + out_k)   r_p = Σ_{k≥p}(in_k + out_k)   (p ≥ 1)
+//
+// Probes with r < o.MinRemaining are dropped; dropped is their count.
+func Probes(a Accounting, sys, budget int64, success bool, o Options) (out []Probe, dropped int) {
+	every := max(o.Every, 1)
+	T := len(a.Turns)
+	last := T - 1
+	if o.Labels == LabelsBagenV1 {
+		last = T
+	}
+	total := a.Total(sys)
+	trajPossible := success && total <= budget
+	// prefix[p] = Σ_{k<p}(in_k + out_k)
+	prefix := make([]int64, T+1)
+	for k, t := range a.Turns {
+		prefix[k+1] = prefix[k] + t.In + t.Out
+	}
+	emit := func(p int) {
+		var pr Probe
+		pr.After = p
+		if p == 0 {
+			in0 := int64(0)
+			if T > 0 {
+				in0 = a.Turns[0].In
+			}
+			pr.Used = sys + in0
+			pr.Remaining = prefix[T] - in0
+		} else {
+			pr.Used = sys + prefix[p]
+			pr.Remaining = prefix[T] - prefix[p]
+		}
+		pr.Possible = trajPossible
+		if o.Labels == LabelsBagenV1 {
+			if p == 0 || p == T {
+				pr.Remaining += a.Trailing
+			}
+			pr.Possible = success && pr.Used+pr.Remaining <= budget
+		}
+		if pr.Remaining < o.MinRemaining {
+			dropped++
+			return
+		}
+		out = append(out, pr)
+	}
+	for p := 0; p <= last; p += every {
+		emit(p)
+	}
+	if o.Labels == LabelsBagenV1 && T%every != 0 {
+		emit(T)
+	}
+	return out, dropped
+}
+
+// UsageText is the per-turn usage line of the probe text for the first p
+// turns: "Turn k: input X tokens, output Y tokens, total Z tokens" joined by
+// "; ", or "(no turns completed yet)".
+func UsageText(turns []TurnTokens, p int) string {
+	if p == 0 {
+		return "(no turns completed yet)"
+	}
+	var b strings.Builder
+	for k := 0; k < p; k++ {
+		if k > 0 {
+			b.WriteString("; ")
+		}
+		t := turns[k]
+		fmt.Fprintf(&b, "Turn %d: input %d tokens, output %d tokens, total %d tokens", k+1, t.In, t.Out, t.In+t.Out)
+	}
+	return b.String()
+}

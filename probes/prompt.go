@@ -1,0 +1,200 @@
+package probes
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Task is a preset: the agent's system prompt shown in every probe, the
+// estimation prompt and the default token budget.
+type Task struct {
+	Name   string
+	System string
+	// Budget is the paper's token budget for the task; 0 means the task has
+	// no fixed token budget and --budget must be given.
+	Budget int64
+	// probe is the estimation prompt without its output specification, with
+	// {completed_turns}, {turn_token_usage_text} and
+	// {max_context_window_tokens} placeholders (appendix "Prompts").
+	probe string
+	// thinkSpace puts spaces inside <think> in the output spec, as the
+	// paper's SWE-bench prompt does.
+	thinkSpace bool
+}
+
+const sokobanSystem = `You're a helpful assistant. You are solving the Sokoban puzzle.
+Push all boxes to targets.
+You are given the grid and zero-indexed coordinates of the player, boxes, and targets.
+You can push but not pull boxes, and cannot push a box through a wall.
+Your available actions are:
+Up, Down, Left, Right.
+You may output at most 3 action(s) in a single turn, separated by the action separator " || ".`
+
+const searchR1System = `You're a helpful assistant. You are answering a multi-hop question with a search engine.
+Each turn, think, then either search with search[query] to receive passages in <information>...</information>, or give the final answer with finish[answer].
+Answer only when the retrieved information supports it.`
+
+const sweBenchSystem = `You are a software engineering agent resolving a GitHub issue in a repository.
+Each turn, run one shell command or make one edit, read its output, and continue until the issue is fixed and the tests pass.
+Submit your change when you are done.`
+
+const warehouseSystem = `You are managing a warehouse over a 24-week horizon in 12 turns of two weeks.
+Each turn, decide how much to order from suppliers and how to allocate stock to customers.
+Keep enough cash to pay suppliers, stay within warehouse capacity, and maximize final cash.`
+
+const exampleBlock = `
+
+Example:
+For a three-turn interaction, suppose only Turn 1 has been completed.
+The full interaction is:
+Turn 1: input X1 tokens, output Y1 tokens;
+Turn 2: input X2 tokens, output Y2 tokens;
+Turn 3: input X3 tokens, output Y3 tokens.
+You will receive:
+turn_token_usage_text: Turn 1: input X1 tokens, output Y1 tokens
+You should estimate:
+X2 + Y2 + X3 + Y3`
+
+const sokobanProbe = `Based on the provided rollout context, you are provided below information:
+1. You have completed {completed_turns} turns.
+2. Each turn, your token consumption is {turn_token_usage_text}.
+3. You need to finish the task within {max_context_window_tokens} tokens.
+
+Now, estimate:
+1. Whether you can finish the task successfully within {max_context_window_tokens} total tokens (input + output).
+2. If yes, how many additional tokens (input + output) are still needed to finish the task, starting from the next turn. Return an estimation interval: at least est_low tokens and at most est_high tokens.
+3. If no, answer "impossible".
+4. You should try your best to estimate whether the task can finish within budget (most important). If you think the task can finish within budget, your interval should be as tight as possible while still covering the true remaining token budget.` + exampleBlock
+
+const searchR1Probe = `Based on the provided SearchQA rollout context, you are given the following:
+1. You have completed {completed_turns} turns.
+2. Each turn, your token consumption is {turn_token_usage_text}.
+3. You need to finish the task within {max_context_window_tokens} total tokens.
+
+Now, estimate:
+1. Whether the search agent can still finish the task successfully within {max_context_window_tokens} total tokens (input + output).
+2. If yes, how many additional tokens (input + output) are still needed to finish the task, starting from the next turn. Return an estimation interval: at least est_low tokens and at most est_high tokens.
+3. If no, answer "impossible".
+4. Prioritize the can-finish judgment over interval tightness. If you think the task can finish within budget, make the interval as tight as possible while still covering the true remaining token budget.` + exampleBlock
+
+const sweBenchProbe = `Based on the provided SWE-bench rollout context, you are given the following:
+1. The coding agent has completed {completed_turns} turns.
+2. Per-turn token usage so far, excluding reused history from earlier turns, is: {turn_token_usage_text}.
+3. The full task must finish within {max_context_window_tokens} total tokens.
+
+Estimate:
+1. Whether the agent can still finish the software issue successfully within {max_context_window_tokens} total tokens.
+2. If yes, how many additional tokens (input + output) are still needed from the next turn onward. Return an interval: at least est_low tokens and at most est_high tokens.
+3. If no, answer "impossible".
+4. Prioritize the can-finish judgment over interval tightness. If the task still looks finishable, keep the interval as tight as possible while still covering the true remaining token budget.
+
+Think about typical SWE-bench costs such as repository inspection, targeted code edits, running validation commands, reading failures, and one or two repair iterations.`
+
+// Tasks are the presets, by --task name.
+var Tasks = map[string]Task{
+	"sokoban":   {Name: "sokoban", System: sokobanSystem, Budget: 2500, probe: sokobanProbe},
+	"searchr1":  {Name: "searchr1", System: searchR1System, Budget: 3500, probe: searchR1Probe},
+	"swebench":  {Name: "swebench", System: sweBenchSystem, probe: sweBenchProbe, thinkSpace: true},
+	"warehouse": {Name: "warehouse", System: warehouseSystem, probe: sokobanProbe},
+}
+
+// LookupTask returns the preset called name.
+func LookupTask(name string) (Task, error) {
+	t, ok := Tasks[name]
+	if !ok {
+		names := make([]string, 0, len(Tasks))
+		for n := range Tasks {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return Task{}, fmt.Errorf("task %q: want one of %s", name, strings.Join(names, ", "))
+	}
+	return t, nil
+}
+
+// WithSystem returns t with its system prompt replaced.
+func (t Task) WithSystem(prompt string) Task {
+	t.System = prompt
+	return t
+}
+
+// ReadSystemFile reads a system prompt file, without its final newline.
+func ReadSystemFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("system prompt: %w", err)
+	}
+	return strings.TrimSuffix(string(b), "\n"), nil
+}
+
+// ProbeText is the estimation prompt shown after p completed turns.
+func (t Task) ProbeText(turns []TurnTokens, p int, budget int64, think bool) string {
+	b := strconv.FormatInt(budget, 10)
+	text := strings.NewReplacer(
+		"{completed_turns}", strconv.Itoa(p),
+		"{turn_token_usage_text}", UsageText(turns, p),
+		"{max_context_window_tokens}", b,
+	).Replace(t.probe)
+	return text + "\n\n" + t.outputSpec(think)
+}
+
+func (t Task) outputSpec(think bool) string {
+	prefix := ""
+	if think {
+		prefix = "<think>[YOUR THINKING]</think>"
+		if t.thinkSpace {
+			prefix = "<think> [YOUR THINKING] </think>"
+		}
+	}
+	return "Output exactly one of the following:\n" +
+		prefix + "<answer>[est_low, est_high]</answer>\n" +
+		"or\n" +
+		prefix + "<answer>impossible</answer>"
+}
+
+// Chat is one rendered chat message.
+type Chat struct {
+	Role, Content string
+}
+
+// Render builds the probe's prompt: the task's system prompt, the visible
+// history and the probe text. At p = 0 the probe text follows user_0 after
+// a blank line (verl's multi-turn SFT needs strict role alternation);
+// otherwise it is a new user message after assistant_{p−1}. User messages
+// are shown without their reward annotation.
+func (t Task) Render(traj Trajectory, a Accounting, p Probe, budget int64, think bool) []Chat {
+	text := t.ProbeText(a.Turns, p.After, budget, think)
+	msgs := make([]Chat, 0, 2+2*p.After)
+	msgs = append(msgs, Chat{Role: "system", Content: t.System})
+	if p.After == 0 {
+		user0 := ""
+		if len(a.Pairs) > 0 {
+			user0 = StripReward(traj.Messages[a.Pairs[0][0]].Content) + "\n\n"
+		}
+		return append(msgs, Chat{Role: "user", Content: user0 + text})
+	}
+	for _, pair := range a.Pairs[:p.After] {
+		msgs = append(msgs,
+			Chat{Role: "user", Content: StripReward(traj.Messages[pair[0]].Content)},
+			Chat{Role: "assistant", Content: traj.Messages[pair[1]].Content})
+	}
+	return append(msgs, Chat{Role: "user", Content: text})
+}
+
+// Answer is the SFT target answer for probe p: <answer>GT</answer>, with
+// --think a templated reasoning before it.
+func Answer(p Probe, w Width, budget int64, think bool) string {
+	gt := w.GroundTruth(p)
+	if !think {
+		return "<answer>" + gt + "</answer>"
+	}
+	used := fmt.Sprintf("I have completed %d turns and used %d of %d tokens.", p.After, p.Used, budget)
+	why := " The task will not finish successfully within the budget."
+	if p.Possible {
+		why = fmt.Sprintf(" The remaining turns should need about %d more tokens, which fits the budget.", p.Remaining)
+	}
+	return "<think>" + used + why + "</think><answer>" + gt + "</answer>"
+}

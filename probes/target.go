@@ -1,0 +1,79 @@
+package probes
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// WidthKind is the shape of the target interval.
+type WidthKind uint8
+
+const (
+	// Pct targets [max(1, trunc(r(1−w))), trunc(r(1+w))] with w = N/100.
+	Pct WidthKind = iota
+	// Fix targets [max(1, r−N), r+N].
+	Fix
+	// Point targets the single integer r.
+	Point
+)
+
+// Width is a --width value: pctN, fixN or point.
+type Width struct {
+	Kind WidthKind
+	N    float64 // percent for Pct, tokens for Fix
+	Text string  // as given, e.g. "pct30"
+}
+
+// ParseWidth reads pctN (N a percentage, e.g. pct30), fixN (N tokens, e.g.
+// fix100) or point.
+func ParseWidth(s string) (Width, error) {
+	bad := func(why string) (Width, error) {
+		return Width{}, fmt.Errorf("width %q: %s (want pctN such as pct30, fixN such as fix100, or point)", s, why)
+	}
+	switch {
+	case s == "point":
+		return Width{Kind: Point, Text: s}, nil
+	case strings.HasPrefix(s, "pct"):
+		n, err := strconv.ParseFloat(s[3:], 64)
+		if err != nil || n < 0 || n >= 100 {
+			return bad("the percentage must be a number in [0, 100)")
+		}
+		return Width{Kind: Pct, N: n, Text: s}, nil
+	case strings.HasPrefix(s, "fix"):
+		n, err := strconv.ParseInt(s[3:], 10, 64)
+		if err != nil || n < 0 {
+			return bad("the half-width must be a non-negative integer")
+		}
+		return Width{Kind: Fix, N: float64(n), Text: s}, nil
+	}
+	return bad("unknown kind")
+}
+
+// Interval is the target interval for remaining tokens r. For Pct the
+// arithmetic is float64 with truncation toward zero, as Python's
+// int(r*(1-w)): r = 90 at pct30 gives L = 62 because 90·0.7 = 62.999….
+func (w Width) Interval(r int64) (lo, hi int64) {
+	switch w.Kind {
+	case Pct:
+		f := w.N / 100
+		return max(1, int64(float64(r)*(1-f))), int64(float64(r) * (1 + f))
+	case Fix:
+		n := int64(w.N)
+		return max(1, r-n), r + n
+	}
+	return r, r
+}
+
+// GroundTruth is the answer the reward expects: "impossible", "[L, H]", or
+// "r" for point targets.
+func (w Width) GroundTruth(p Probe) string {
+	if !p.Possible {
+		return "impossible"
+	}
+	if w.Kind == Point {
+		return strconv.FormatInt(p.Remaining, 10)
+	}
+	lo, hi := w.Interval(p.Remaining)
+	return "[" + strconv.FormatInt(lo, 10) + ", " + strconv.FormatInt(hi, 10) + "]"
+}
