@@ -1,0 +1,229 @@
+package eval
+
+import (
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// Hand-computed table used by the metric tests. Four trajectories:
+//
+//	traj  T  probe  used    r     truth       answer       class   cov  MRE    R     S
+//	A     4  p0     200   800     possible    [600, 1000]  pos     yes  0      0.90  0.5
+//	A     4  p1     400   600     possible    [300, 500]   pos     no   1/3    0     0     (optimistic)
+//	A     4  p2     700   300     possible    impossible   imp     -    -      0     0     (false abort)
+//	A     4  p3     900   100     possible    [80, 120]    pos     yes  0      1.08  0.6
+//	B     2  p0     100   400     possible    garbage      inv     -    -      0     0
+//	B     2  p1     300   200     possible    [250, 350]   pos     no   1/2    0     0     (conservative)
+//	C     5  p0     150  1850     impossible  [500, 900]   pos     -    -      0     -
+//	C     5  p1     500  1500     impossible  impossible   imp     -    -      0.2   -     (stop: saves 1500)
+//	C     5  p3    1400   600     impossible  impossible   imp     -    -      0.2   -
+//	D     3  p0     300  2700     impossible  [100, 200]   pos     -    -      0     -
+//	D     3  p2    2000  1000     impossible  (missing)    inv     -    -      0     -
+//
+// Confusion (truth × predicted possible / impossible / invalid):
+//
+//	possible    4  1  1
+//	impossible  2  2  1
+func table() []Scored {
+	iv := func(id string, p, T, used, r int64, ok bool, lo, hi int64, cov bool, mre, rew, sc float64) Scored {
+		return Scored{CustomID: id, TrajectoryID: id[:1], ProbeAfterTurn: p, TotalTurns: T, TokensUsed: used,
+			Remaining: r, Possible: ok, Class: Possible, Interval: true, Low: lo, High: hi, FormatValid: true,
+			Covered: cov, MidRelErr: mre, Reward: rew, Score: sc}
+	}
+	other := func(id string, p, T, used, r int64, ok bool, c Class, rew float64) Scored {
+		return Scored{CustomID: id, TrajectoryID: id[:1], ProbeAfterTurn: p, TotalTurns: T, TokensUsed: used,
+			Remaining: r, Possible: ok, Class: c, FormatValid: c == Impossible, MidRelErr: math.NaN(), Reward: rew}
+	}
+	nan := math.NaN()
+	missing := other("D2", 2, 3, 2000, 1000, false, Invalid, 0)
+	missing.Missing = true
+	return []Scored{
+		iv("A0", 0, 4, 200, 800, true, 600, 1000, true, 0, 0.9, 0.5),
+		iv("A1", 1, 4, 400, 600, true, 300, 500, false, 1.0/3, 0, 0),
+		other("A2", 2, 4, 700, 300, true, Impossible, 0),
+		iv("A3", 3, 4, 900, 100, true, 80, 120, true, 0, 1.08, 0.6),
+		other("B0", 0, 2, 100, 400, true, Invalid, 0),
+		iv("B1", 1, 2, 300, 200, true, 250, 350, false, 0.5, 0, 0),
+		iv("C0", 0, 5, 150, 1850, false, 500, 900, false, nan, 0, 0),
+		other("C1", 1, 5, 500, 1500, false, Impossible, 0.2),
+		other("C3", 3, 5, 1400, 600, false, Impossible, 0.2),
+		iv("D0", 0, 3, 300, 2700, false, 100, 200, false, nan, 0, 0),
+		missing,
+	}
+}
+
+// approx compares Nums to 1e-12 and treats two NaNs as equal.
+var approx = cmp.Options{
+	cmp.Comparer(func(a, b Num) bool {
+		if !a.Defined() || !b.Defined() {
+			return a.Defined() == b.Defined()
+		}
+		return math.Abs(float64(a-b)) < 1e-12
+	}),
+	cmpopts.EquateNaNs(),
+}
+
+func TestCompute(t *testing.T) {
+	got := Compute(table())
+	got.Bins, got.EarlyStop = nil, EarlyStop{} // pinned by their own tests
+	want := Metrics{
+		Probes: 11, TruePossible: 6, TrueImpossible: 5, Missing: 1,
+		Confusion: Confusion{
+			Possible:   Counts{Possible: 4, Impossible: 1, Invalid: 1},
+			Impossible: Counts{Possible: 2, Impossible: 2, Invalid: 1},
+		},
+		Accuracy:            6.0 / 11,
+		RecallPossible:      4.0 / 6,
+		RecallImpossible:    2.0 / 5,
+		PrecisionImpossible: 2.0 / 3,
+		FormatValid:         9.0 / 11,
+		// F1 possible = 2·4 / (8 + 2 FP + 2 FN) = 2/3; F1 impossible =
+		// 2·2 / (4 + 1 FP + 3 FN) = 1/2.
+		F1All: (2.0/3 + 0.5) / 2,
+		// First turn A0 pos→pos, B0 pos→inv, C0 imp→pos, D0 imp→pos:
+		// F1 possible = 2/(2+2+1) = 0.4, F1 impossible = 0/(0+0+2) = 0.
+		F1First: 0.2, FirstTurnProbes: 4,
+		FailF1:    0.5,
+		Intervals: 4, Covered: 2, Coverage: 0.5, HitRate: 2.0 / 6,
+		// MRE sorted [0, 0, 1/3, 1/2]: P50 at h = 1.5 → 1/6; P90 at h = 2.7
+		// → 1/3 + 0.7·(1/2 − 1/3) = 0.45.
+		MREP50: 1.0 / 6, MREP90: 0.45,
+		Reward: 2.38 / 11, Score: 1.1 / 6,
+		Misses: 2, Optimistic: 1, Conservative: 1, OptimisticShare: 0.5, ConservativeShare: 0.5,
+	}
+	if d := cmp.Diff(want, got, approx); d != "" {
+		t.Errorf("Compute mismatch (-want +got):\n%s", d)
+	}
+}
+
+func TestComputeBins(t *testing.T) {
+	got := Compute(table()).Bins
+	want := []Bin{
+		// A0 B0 C0 D0
+		{Lo: 0, Hi: 0.2, Probes: 4, Intervals: 1, Covered: 1, Coverage: 1, MREP50: 0,
+			OptimisticShare: NaN, ConservativeShare: NaN, FailedProbes: 2, FailedCaught: 0, FailedAccuracy: 0},
+		// A1 C1
+		{Lo: 0.2, Hi: 0.4, Probes: 2, Intervals: 1, Coverage: 0, MREP50: 1.0 / 3, Misses: 1, Optimistic: 1,
+			OptimisticShare: 1, ConservativeShare: 0, FailedProbes: 1, FailedCaught: 1, FailedAccuracy: 1},
+		// A2 B1 (B1 is p1 of T2: ⌊5·1/2⌋ = 2)
+		{Lo: 0.4, Hi: 0.6, Probes: 2, Intervals: 1, Coverage: 0, MREP50: 0.5, Misses: 1, Conservative: 1,
+			OptimisticShare: 0, ConservativeShare: 1, FailedAccuracy: NaN},
+		// A3 C3 D2
+		{Lo: 0.6, Hi: 0.8, Probes: 3, Intervals: 1, Covered: 1, Coverage: 1, MREP50: 0,
+			OptimisticShare: NaN, ConservativeShare: NaN, FailedProbes: 2, FailedCaught: 1, FailedAccuracy: 0.5},
+		{Lo: 0.8, Hi: 1, Coverage: NaN, MREP50: NaN, OptimisticShare: NaN, ConservativeShare: NaN, FailedAccuracy: NaN},
+	}
+	if d := cmp.Diff(want, got, approx); d != "" {
+		t.Errorf("bins mismatch (-want +got):\n%s", d)
+	}
+}
+
+func TestEarlyStop(t *testing.T) {
+	got := Compute(table()).EarlyStop
+	want := EarlyStop{
+		Trajectories: 4, Successful: 2, Failed: 2,
+		SuccessProbes: 6, FalseAborts: 1, FalseAbortRate: 1.0 / 6, // A2
+		AbortedSuccessful: 1, SuccessDrop: 0.25, // A of 4 trajectories
+		StoppedFailed: 1, StoppedFailedShare: 0.5, // C, not D
+		// C costs 150+1850, D 300+2700; C stops at p1 and saves 1500.
+		FailedTokens: 5000, SavedTokens: 1500, SavedShare: 0.3,
+	}
+	if d := cmp.Diff(want, got, approx); d != "" {
+		t.Errorf("early stop mismatch (-want +got):\n%s", d)
+	}
+}
+
+func TestComputeDoesNotModifyInput(t *testing.T) {
+	rows := table()
+	Compute(rows)
+	Bootstrap(rows, 20, 1)
+	if d := cmp.Diff(table(), rows, cmpopts.EquateNaNs()); d != "" {
+		t.Errorf("input modified (-before +after):\n%s", d)
+	}
+}
+
+func TestComputeEmpty(t *testing.T) {
+	m := Compute(nil)
+	for _, name := range Headline {
+		if v := m.Value(name); v.Defined() {
+			t.Errorf("%s on no rows: got %v, want undefined", name, float64(v))
+		}
+	}
+	if m.EarlyStop.Trajectories != 0 || len(m.Bins) != ProgressBins {
+		t.Errorf("empty: got %d trajectories and %d bins, want 0 and %d", m.EarlyStop.Trajectories, len(m.Bins), ProgressBins)
+	}
+}
+
+func TestMacroF1(t *testing.T) {
+	tests := []struct {
+		name string
+		c    Confusion
+		want Num
+	}{
+		// Paper appendix "Zero RL no think": all impossible on a balanced set.
+		{"all impossible", Confusion{Possible: Counts{Impossible: 190}, Impossible: Counts{Impossible: 190}}, (0 + 2.0/3) / 2},
+		// Only one class present anywhere: the absent class is left out.
+		{"one class", Confusion{Possible: Counts{Possible: 3}}, 1},
+		{"invalid only", Confusion{Possible: Counts{Invalid: 2}}, 0},
+		{"empty", Confusion{}, NaN},
+		// TP 5, FP 1, FN 2+1 → 10/14; impossible TP 3, FP 2, FN 1 → 6/9.
+		{"mixed", Confusion{Possible: Counts{Possible: 5, Impossible: 2, Invalid: 1}, Impossible: Counts{Possible: 1, Impossible: 3}}, (10.0/14 + 6.0/9) / 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.c.MacroF1(); !cmp.Equal(got, tt.want, approx) {
+				t.Errorf("MacroF1(%+v): got %v, want %v", tt.c, float64(got), float64(tt.want))
+			}
+		})
+	}
+}
+
+func TestPercentileLinear(t *testing.T) {
+	xs := []float64{0.5, 0, 1.0 / 3, 0, math.NaN()}
+	tests := []struct {
+		name string
+		xs   []float64
+		q    float64
+		want float64
+	}{
+		{"median of four", xs, 50, 1.0 / 6},
+		{"p90 of four", xs, 90, 0.45},
+		{"p0", xs, 0, 0},
+		{"p100", xs, 100, 0.5},
+		// numpy.percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 90) = 9.1
+		{"numpy p90", []float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}, 90, 9.1},
+		{"one value", []float64{7}, 90, 7},
+		{"empty", nil, 50, math.NaN()},
+		{"all NaN", []float64{math.NaN()}, 50, math.NaN()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := append([]float64(nil), tt.xs...)
+			got := PercentileLinear(tt.xs, tt.q)
+			if !cmp.Equal(got, tt.want, cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-12)) {
+				t.Errorf("PercentileLinear(%v, %v): got %v, want %v", tt.xs, tt.q, got, tt.want)
+			}
+			if !cmp.Equal(before, tt.xs, cmpopts.EquateNaNs()) {
+				t.Errorf("PercentileLinear modified its input: got %v, want %v", tt.xs, before)
+			}
+		})
+	}
+}
+
+func TestProgressBin(t *testing.T) {
+	tests := []struct {
+		p, T int64
+		want int
+	}{
+		{0, 4, 0}, {1, 4, 1}, {2, 4, 2}, {3, 4, 3}, {1, 5, 1}, {4, 5, 4}, {5, 5, 4},
+		{1, 10, 0}, {2, 10, 1}, {9, 10, 4}, {7, 0, 0}, {3, 3, 4},
+	}
+	for _, tt := range tests {
+		if got := ProgressBin(tt.p, tt.T); got != tt.want {
+			t.Errorf("ProgressBin(%d, %d): got %d, want %d", tt.p, tt.T, got, tt.want)
+		}
+	}
+}
