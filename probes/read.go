@@ -104,25 +104,30 @@ func Scan(ctx context.Context, src Source, fn func(Record) error) error {
 		return err
 	}
 	defer rc.Close()
-	r, closeDec, err := decompress(bufio.NewReaderSize(rc, 1<<20))
+	return ScanReader(ctx, src.Name, rc, fn)
+}
+
+// ScanReader is Scan over an open reader; name is used in errors.
+func ScanReader(ctx context.Context, name string, raw io.Reader, fn func(Record) error) error {
+	r, closeDec, err := decompress(bufio.NewReaderSize(raw, 1<<20))
 	if err != nil {
-		return fmt.Errorf("%s: %w", src.Name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	defer closeDec()
 	first, err := firstByte(r)
 	if errors.Is(err, io.EOF) {
-		return fmt.Errorf("%s: empty input", src.Name)
+		return fmt.Errorf("%s: empty input", name)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", src.Name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	switch first {
 	case '[':
-		return scanArray(ctx, src.Name, r, fn)
+		return scanArray(ctx, name, r, fn)
 	case '{':
-		return scanLines(ctx, src.Name, r, fn)
+		return scanLines(ctx, name, r, fn)
 	}
-	return &ParseError{File: src.Name, Line: 1, Index: -1, Err: fmt.Errorf("want a JSON object per line or a JSON array, got %q", first)}
+	return &ParseError{File: name, Line: 1, Index: -1, Err: fmt.Errorf("want a JSON object per line or a JSON array, got %q", first)}
 }
 
 func decompress(br *bufio.Reader) (*bufio.Reader, func(), error) {

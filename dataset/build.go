@@ -1,0 +1,208 @@
+package dataset
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+
+	"bagen-data/probes"
+)
+
+// maxInvalidExamples is how many skipped trajectories the manifest lists.
+const maxInvalidExamples = 10
+
+// Build reads srcs, labels their probes, splits them by trajectory,
+// balances the training splits and writes DIR/sft/train.parquet,
+// DIR/rl/train.parquet, DIR/eval/test.parquet and DIR/manifest.json.
+//
+// It works in two passes so that memory holds ids, counts and classes, not
+// texts: the first reads, tokenizes and labels every trajectory (on all
+// cores), spilling its text to a temporary file; the plan (split, balance,
+// shuffle) is made from the counts; the second renders and writes the rows.
+// Files are staged inside dir and moved into place only when everything
+// succeeded; on failure dir is left as it was.
+func Build(ctx context.Context, srcs []probes.Source, dir string, cfg Config) (*Manifest, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(srcs) == 0 {
+		return nil, errors.New("no input files")
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	st, err := newStage(dir)
+	if err != nil {
+		return nil, err
+	}
+	m, names, err := build(ctx, srcs, st, &cfg)
+	if err == nil {
+		err = st.commit(names)
+	}
+	if err != nil {
+		st.abort()
+		return nil, err
+	}
+	return m, nil
+}
+
+func build(ctx context.Context, srcs []probes.Source, st *stage, cfg *Config) (*Manifest, []string, error) {
+	sp, err := newSpill(st.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer sp.close()
+	sys := int64(-1)
+	if cfg.Counter != nil {
+		sys = int64(cfg.Counter.Count(cfg.Task.System))
+	}
+	sc, err := scan(ctx, srcs, cfg, sys, sp)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := sp.finish(); err != nil {
+		return nil, nil, err
+	}
+	if err := checkUnique(sc.trajs); err != nil {
+		return nil, nil, err
+	}
+	if len(sc.trajs) == 0 {
+		return nil, nil, errors.New("no valid trajectories in the input")
+	}
+	m := newManifest(cfg, sc)
+	plan := makePlan(sc.trajs, cfg, m)
+	w := &rowWriter{cfg: cfg, trajs: sc.trajs, sp: sp}
+	names := []string{SFTFile, RLFile, EvalFile}
+	for i, name := range names {
+		path, err := st.path(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := w.write(ctx, path, i, plan[i]); err != nil {
+			return nil, nil, fmt.Errorf("write %s: %w", name, err)
+		}
+		d, err := digest(path, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		m.Outputs = append(m.Outputs, d)
+	}
+	if err := writeManifest(st, m); err != nil {
+		return nil, nil, err
+	}
+	return m, append(names, ManifestFile), nil
+}
+
+// checkUnique fails on the first id seen twice, naming both places.
+func checkUnique(trajs []traj) error {
+	seen := make(map[string]int, len(trajs))
+	for i, t := range trajs {
+		if j, ok := seen[t.id]; ok {
+			return &probes.DuplicateError{ID: t.id, First: trajs[j].pos.String(), Then: t.pos.String()}
+		}
+		seen[t.id] = i
+	}
+	return nil
+}
+
+func newManifest(cfg *Config, sc *scanned) *Manifest {
+	sum := sha256.Sum256([]byte(cfg.Task.System))
+	m := &Manifest{
+		Tool:    "bagen-data",
+		Version: cfg.Version,
+		Config: ManifestConfig{
+			Task: cfg.Task.Name, SystemPromptSHA256: hex.EncodeToString(sum[:]),
+			Budget: cfg.Budget, TaskBudget: cfg.Task.Budget, Width: cfg.Width.Text,
+			Labels: cfg.Probes.Labels.String(), ProbeEvery: max(cfg.Probes.Every, 1),
+			MinRemaining: cfg.Probes.MinRemaining, Think: cfg.Think, Split: cfg.ratio().String(),
+			Seed: cfg.Seed, OversamplePossible: max(cfg.Balance.Oversample, 1), BalanceRatio: cfg.Balance.Ratio,
+			BalanceEval: cfg.BalanceEval, PrefixIDs: cfg.PrefixIDs, SkipInvalid: cfg.SkipInvalid, Tokenizer: cfg.Tokenizer,
+		},
+		Inputs:       sc.inputs,
+		Trajectories: len(sc.trajs),
+		Invalid:      InvalidSummary{Count: len(sc.invalid), Examples: sc.invalid[:min(len(sc.invalid), maxInvalidExamples)]},
+	}
+	if m.Invalid.Examples == nil {
+		m.Invalid.Examples = []Invalid{}
+	}
+	return m
+}
+
+// makePlan assigns trajectories to splits and returns each split's rows in
+// write order, filling the manifest's counts.
+func makePlan(trajs []traj, cfg *Config, m *Manifest) [numSplits][]Entry {
+	ids := make([]string, len(trajs))
+	for i, t := range trajs {
+		ids[i] = t.id
+	}
+	assign := Assign(ids, cfg.ratio(), cfg.Seed)
+	// Entries in id order, then probe order: independent of input order.
+	byID := make([]int, len(trajs))
+	for i := range byID {
+		byID[i] = i
+	}
+	slices.SortFunc(byID, func(a, b int) int { return strings.Compare(trajs[a].id, trajs[b].id) })
+	var plan [numSplits][]Entry
+	for _, i := range byID {
+		t, s := &trajs[i], assign[i]
+		stats := m.Splits.at(s)
+		stats.Trajectories.add(t.success && t.total <= t.budget)
+		stats.DroppedMinRemaining += t.dropped
+		for k, p := range t.probes {
+			plan[s] = append(plan[s], Entry{Traj: int32(i), Probe: int32(k)})
+			stats.Probes.add(p.Possible)
+		}
+	}
+	possible := func(e Entry) bool { return trajs[e.Traj].probes[e.Probe].Possible }
+	for s := range numSplits {
+		stats := m.Splits.at(s)
+		stats.File = [...]string{SFTFile, RLFile, EvalFile}[s]
+		if s != evalIdx || cfg.BalanceEval {
+			var bs BalanceStats
+			plan[s], bs = Balanced(plan[s], possible, cfg.Balance, cfg.Seed, splitNames[s])
+			stats.Duplicates, stats.Downsampled = bs.Duplicates, bs.Downsampled
+		}
+		for _, e := range plan[s] {
+			stats.Rows.add(possible(e))
+		}
+	}
+	return plan
+}
+
+func writeManifest(st *stage, m *Manifest) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return err
+	}
+	path, err := st.path(ManifestFile)
+	if err != nil {
+		return err
+	}
+	return writeFileSync(path, buf.Bytes())
+}
+
+func writeFileSync(path string, data []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,104 @@
+package dataset
+
+import (
+	"encoding/json"
+)
+
+// Manifest describes a build: its configuration, inputs, counts and
+// outputs. It carries no timestamps, so the same build writes the same
+// bytes.
+type Manifest struct {
+	Tool         string         `json:"tool"`
+	Version      string         `json:"version"`
+	Config       ManifestConfig `json:"config"`
+	Inputs       []FileDigest   `json:"inputs"`
+	Trajectories int            `json:"trajectories"`
+	Invalid      InvalidSummary `json:"invalid"`
+	Splits       SplitsStats    `json:"splits"`
+	Outputs      []FileDigest   `json:"outputs"`
+}
+
+// ManifestConfig is the configuration as the user gave it.
+type ManifestConfig struct {
+	Task               string  `json:"task"`
+	SystemPromptSHA256 string  `json:"system_prompt_sha256"`
+	Budget             int64   `json:"budget"` // 0: per trajectory, else the task's
+	TaskBudget         int64   `json:"task_budget"`
+	Width              string  `json:"width"`
+	Labels             string  `json:"labels"`
+	ProbeEvery         int     `json:"probe_every"`
+	MinRemaining       int64   `json:"min_remaining"`
+	Think              bool    `json:"think"`
+	Split              string  `json:"split"`
+	Seed               uint64  `json:"seed"`
+	OversamplePossible int     `json:"oversample_possible"`
+	BalanceRatio       float64 `json:"balance_ratio"`
+	BalanceEval        bool    `json:"balance_eval"`
+	PrefixIDs          bool    `json:"prefix_ids"`
+	SkipInvalid        bool    `json:"skip_invalid"`
+	Tokenizer          string  `json:"tokenizer"`
+}
+
+// FileDigest identifies a file by path, size and SHA-256.
+type FileDigest struct {
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// InvalidSummary counts skipped trajectories and shows the first few.
+type InvalidSummary struct {
+	Count    int       `json:"count"`
+	Examples []Invalid `json:"examples"`
+}
+
+// ClassCounts counts by truth class.
+type ClassCounts struct {
+	Possible   int `json:"possible"`
+	Impossible int `json:"impossible"`
+}
+
+// Total is Possible + Impossible.
+func (c ClassCounts) Total() int { return c.Possible + c.Impossible }
+
+func (c *ClassCounts) add(possible bool) {
+	if possible {
+		c.Possible++
+	} else {
+		c.Impossible++
+	}
+}
+
+// SplitStats counts one split: trajectories by class (a trajectory is
+// possible when its rollout succeeded within budget), probes before
+// balancing, rows written, and what balancing and filtering did.
+type SplitStats struct {
+	File         string      `json:"file"`
+	Trajectories ClassCounts `json:"trajectories"`
+	Probes       ClassCounts `json:"probes"`
+	Rows         ClassCounts `json:"rows"`
+	Duplicates   int         `json:"duplicates_added"`
+	Downsampled  int         `json:"impossible_downsampled"`
+	// DroppedMinRemaining counts probes dropped for r < min_remaining.
+	DroppedMinRemaining int `json:"dropped_min_remaining"`
+}
+
+// SplitsStats holds the three splits.
+type SplitsStats struct {
+	SFT  SplitStats `json:"sft"`
+	RL   SplitStats `json:"rl"`
+	Eval SplitStats `json:"eval"`
+}
+
+func (s *SplitsStats) at(i int) *SplitStats {
+	return [...]*SplitStats{&s.SFT, &s.RL, &s.Eval}[i]
+}
+
+// ReadManifest decodes a manifest.json.
+func ReadManifest(data []byte) (*Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}

@@ -1,0 +1,142 @@
+package dataset
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Ratio is a trajectory split in percent, e.g. 40/50/10.
+type Ratio struct {
+	SFT, RL, Eval int
+}
+
+// ParseRatio reads "SFT/RL/EVAL" percentages that sum to 100.
+func ParseRatio(s string) (Ratio, error) {
+	parts := strings.Split(s, "/")
+	if len(parts) != 3 {
+		return Ratio{}, fmt.Errorf("split %q: want three percentages SFT/RL/EVAL such as 40/50/10", s)
+	}
+	var v [3]int
+	for i, p := range parts {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 0 {
+			return Ratio{}, fmt.Errorf("split %q: %q is not a non-negative integer percentage", s, p)
+		}
+		v[i] = n
+	}
+	if v[0]+v[1]+v[2] != 100 {
+		return Ratio{}, fmt.Errorf("split %q: percentages sum to %d, want 100", s, v[0]+v[1]+v[2])
+	}
+	return Ratio{SFT: v[0], RL: v[1], Eval: v[2]}, nil
+}
+
+func (r Ratio) String() string { return fmt.Sprintf("%d/%d/%d", r.SFT, r.RL, r.Eval) }
+
+// Split indices, in file order.
+const (
+	sftIdx = iota
+	rlIdx
+	evalIdx
+	numSplits
+)
+
+var splitNames = [numSplits]string{SplitSFT, SplitRL, SplitEval}
+
+// rng returns a generator for one purpose, derived from the user's seed so
+// that the split, the balancing and the shuffle of each split draw from
+// independent streams.
+func rng(seed uint64, purpose string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(purpose))
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
+
+// Assign splits trajectories by id: ids are sorted, shuffled with the seed
+// and cut at ⌊n·SFT/100⌋ and ⌊n·(SFT+RL)/100⌋. The result depends only on
+// the set of ids, not on their input order. It returns the split index of
+// each id, aligned with ids.
+func Assign(ids []string, r Ratio, seed uint64) []int {
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
+	g := rng(seed, "split")
+	g.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	n := len(ids)
+	cut1, cut2 := n*r.SFT/100, n*(r.SFT+r.RL)/100
+	out := make([]int, n)
+	for pos, i := range order {
+		switch {
+		case pos < cut1:
+			out[i] = sftIdx
+		case pos < cut2:
+			out[i] = rlIdx
+		default:
+			out[i] = evalIdx
+		}
+	}
+	return out
+}
+
+// Entry is one row to write: probe Probe of trajectory Traj (indices into
+// the build's tables).
+type Entry struct {
+	Traj, Probe int32
+}
+
+// Balance configures the class balancing of a split.
+type Balance struct {
+	// Oversample is how many copies of each possible probe to keep; zero
+	// means 1 (no duplication).
+	Oversample int
+	// Ratio caps impossible probes at Ratio × possible probes (after
+	// oversampling) by seeded downsampling; zero means no cap.
+	Ratio float64
+}
+
+// BalanceStats counts what Balanced did.
+type BalanceStats struct {
+	Duplicates  int // copies added
+	Downsampled int // impossible probes removed
+}
+
+// Balanced duplicates possible probes, downsamples impossible ones and
+// shuffles, all with streams derived from seed and the split name. possible
+// reports the class of an entry. The input order must be deterministic.
+func Balanced(entries []Entry, possible func(Entry) bool, b Balance, seed uint64, split string) ([]Entry, BalanceStats) {
+	var pos, imp []Entry
+	for _, e := range entries {
+		if possible(e) {
+			pos = append(pos, e)
+		} else {
+			imp = append(imp, e)
+		}
+	}
+	var st BalanceStats
+	copies := max(b.Oversample, 1)
+	out := make([]Entry, 0, len(pos)*copies+len(imp))
+	for c := 0; c < copies; c++ {
+		out = append(out, pos...)
+	}
+	st.Duplicates = len(pos) * (copies - 1)
+	if limit := int(b.Ratio * float64(len(out))); b.Ratio > 0 && len(imp) > limit {
+		g := rng(seed, "downsample/"+split)
+		keep := g.Perm(len(imp))[:limit]
+		slices.Sort(keep)
+		kept := make([]Entry, len(keep))
+		for i, k := range keep {
+			kept[i] = imp[k]
+		}
+		st.Downsampled = len(imp) - limit
+		imp = kept
+	}
+	out = append(out, imp...)
+	g := rng(seed, "shuffle/"+split)
+	g.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out, st
+}

@@ -1,0 +1,240 @@
+package dataset
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"sync"
+
+	"bagen-data/probes"
+)
+
+// traj is what the build keeps in memory of one trajectory: its id, where
+// its text is in the spill, and its labelled probes.
+type traj struct {
+	id      string
+	seq     int64
+	pos     probes.Position
+	off     int64
+	n       int32
+	budget  int64
+	success bool
+	total   int64
+	turns   int
+	probes  []probes.Probe
+	dropped int
+}
+
+// Invalid is a trajectory skipped by --skip-invalid.
+type Invalid struct {
+	seq int64
+	Err string `json:"error"`
+}
+
+type scanned struct {
+	trajs   []traj
+	invalid []Invalid
+	inputs  []FileDigest
+}
+
+type job struct {
+	seq    int64
+	rec    probes.Record
+	prefix string
+}
+
+type result struct {
+	seq   int64
+	t     traj
+	spill []byte
+	err   error
+}
+
+// scan reads every source once: it decodes, counts and labels each
+// trajectory on all cores and appends its text to sp. Trajectories come
+// back in input order.
+func scan(ctx context.Context, srcs []probes.Source, cfg *Config, sys int64, sp *spill) (*scanned, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := cfg.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	jobs := make(chan job, 4*workers)
+	results := make(chan result, 4*workers)
+	out := &scanned{}
+	var readErr error
+	go func() {
+		defer close(jobs)
+		out.inputs, readErr = readSources(ctx, srcs, cfg, jobs)
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				results <- process(j, cfg, sys)
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(results) }()
+	firstErr := collect(results, cfg, sp, out, cancel)
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	slices.SortFunc(out.trajs, func(a, b traj) int { return int(a.seq - b.seq) })
+	slices.SortFunc(out.invalid, func(a, b Invalid) int { return int(a.seq - b.seq) })
+	return out, nil
+}
+
+// collect stores results as they arrive. Without SkipInvalid the first bad
+// record (in input order among those read) is the error.
+func collect(results <-chan result, cfg *Config, sp *spill, out *scanned, cancel func()) error {
+	var first *result
+	var n int64
+	for r := range results {
+		if r.err != nil {
+			if cfg.SkipInvalid && isRecordError(r.err) {
+				out.invalid = append(out.invalid, Invalid{seq: r.seq, Err: r.err.Error()})
+				continue
+			}
+			if first == nil || r.seq < first.seq {
+				first = &r
+			}
+			cancel()
+			continue
+		}
+		if first != nil {
+			continue
+		}
+		off, size, err := sp.add(r.spill)
+		if err != nil {
+			first = &result{seq: -1, err: fmt.Errorf("spill: %w", err)}
+			cancel()
+			continue
+		}
+		r.t.off, r.t.n = off, size
+		out.trajs = append(out.trajs, r.t)
+		n++
+		if cfg.Progress != nil && n%1024 == 0 {
+			cfg.Progress("read", n, 0)
+		}
+	}
+	if first != nil {
+		return first.err
+	}
+	return nil
+}
+
+func isRecordError(err error) bool {
+	var pe *probes.ParseError
+	return errors.As(err, &pe) || errors.Is(err, probes.ErrNoTokenizer)
+}
+
+// readSources feeds records of every source to jobs and returns the
+// digest of each source's bytes.
+func readSources(ctx context.Context, srcs []probes.Source, cfg *Config, jobs chan<- job) ([]FileDigest, error) {
+	var seq int64
+	digests := make([]FileDigest, 0, len(srcs))
+	for _, src := range srcs {
+		prefix := ""
+		if cfg.PrefixIDs {
+			prefix = probes.BaseID(src.Name) + ":"
+		}
+		d, err := readSource(ctx, src, func(rec probes.Record) error {
+			select {
+			case jobs <- job{seq: seq, rec: rec, prefix: prefix}:
+				seq++
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		digests = append(digests, d)
+	}
+	return digests, nil
+}
+
+func readSource(ctx context.Context, src probes.Source, fn func(probes.Record) error) (FileDigest, error) {
+	rc, err := src.Open()
+	if err != nil {
+		return FileDigest{}, err
+	}
+	defer rc.Close()
+	h := sha256.New()
+	cr := &countingReader{r: io.TeeReader(rc, h)}
+	if err := probes.ScanReader(ctx, src.Name, cr, fn); err != nil {
+		return FileDigest{}, err
+	}
+	if _, err := io.Copy(io.Discard, cr); err != nil {
+		return FileDigest{}, fmt.Errorf("%s: %w", src.Name, err)
+	}
+	return FileDigest{Path: src.Name, Bytes: cr.n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// process decodes, counts and labels one record.
+func process(j job, cfg *Config, sys int64) result {
+	t, err := probes.Decode(j.rec)
+	if err != nil {
+		return result{seq: j.seq, err: err}
+	}
+	t.ID = j.prefix + t.ID
+	acc, err := probes.Account(t, cfg.Counter)
+	if err != nil {
+		return result{seq: j.seq, err: err}
+	}
+	if sys < 0 {
+		if sys, err = recordedSystem(t, cfg.Task.System); err != nil {
+			return result{seq: j.seq, err: err}
+		}
+	}
+	budget := cfg.Budget
+	if budget == 0 {
+		budget = t.Budget
+	}
+	if budget == 0 {
+		budget = cfg.Task.Budget
+	}
+	if budget == 0 {
+		return result{seq: j.seq, err: &probes.ParseError{File: t.Pos.File, Line: t.Pos.Line, Index: t.Pos.Index, Field: "budget",
+			Err: fmt.Errorf("no budget: task %s has no default, the trajectory sets none; pass --budget", cfg.Task.Name)}}
+	}
+	ps, dropped := probes.Probes(acc, sys, budget, t.Success, cfg.Probes)
+	return result{seq: j.seq, spill: encodeTurns(t, acc), t: traj{
+		id: t.ID, seq: j.seq, pos: t.Pos, budget: budget, success: t.Success,
+		total: acc.Total(sys), turns: len(acc.Turns), probes: ps, dropped: dropped,
+	}}
+}
+
+// recordedSystem is the system prompt's count when there is no tokenizer:
+// usable only when the log's own system message is the preset's text and
+// records its count.
+func recordedSystem(t probes.Trajectory, system string) (int64, error) {
+	if len(t.Messages) > 0 && t.Messages[0].Role == "system" && t.Messages[0].Content == system && t.Messages[0].Tokens != probes.Unrecorded {
+		return t.Messages[0].Tokens, nil
+	}
+	return 0, fmt.Errorf("%s: system prompt: %w", t.Pos, probes.ErrNoTokenizer)
+}

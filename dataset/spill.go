@@ -1,0 +1,137 @@
+package dataset
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+
+	"bagen-data/probes"
+)
+
+// spill keeps the text of every trajectory on disk between the planning
+// pass and the writing pass, so memory holds only ids, counts and classes.
+// Records are appended by one goroutine; after finish, any number of
+// goroutines may read them.
+type spill struct {
+	f   *os.File
+	w   *bufio.Writer
+	off int64
+}
+
+func newSpill(dir string) (*spill, error) {
+	f, err := os.CreateTemp(dir, ".spill-*")
+	if err != nil {
+		return nil, err
+	}
+	return &spill{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// add appends a trajectory's turns and returns where they are.
+func (s *spill) add(rec []byte) (off int64, n int32, err error) {
+	off = s.off
+	if _, err := s.w.Write(rec); err != nil {
+		return 0, 0, err
+	}
+	s.off += int64(len(rec))
+	return off, int32(len(rec)), nil
+}
+
+func (s *spill) finish() error { return s.w.Flush() }
+
+func (s *spill) read(off int64, n int32) ([]byte, error) {
+	buf := make([]byte, n)
+	_, err := s.f.ReadAt(buf, off)
+	return buf, err
+}
+
+func (s *spill) close() error {
+	name := s.f.Name()
+	err := s.f.Close()
+	return errors.Join(err, os.Remove(name))
+}
+
+// encodeTurns serialises the paired messages and counts of a trajectory:
+// uvarint T, then per turn the raw user text, the assistant text, in_k and
+// out_k.
+func encodeTurns(t probes.Trajectory, a probes.Accounting) []byte {
+	size := 10
+	for _, p := range a.Pairs {
+		size += len(t.Messages[p[0]].Content) + len(t.Messages[p[1]].Content) + 40
+	}
+	b := make([]byte, 0, size)
+	b = binary.AppendUvarint(b, uint64(len(a.Pairs)))
+	for k, p := range a.Pairs {
+		b = appendString(b, t.Messages[p[0]].Content)
+		b = appendString(b, t.Messages[p[1]].Content)
+		b = binary.AppendUvarint(b, uint64(a.Turns[k].In))
+		b = binary.AppendUvarint(b, uint64(a.Turns[k].Out))
+	}
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+var errCorrupt = errors.New("dataset: corrupt spill record")
+
+// decodeTurns is the inverse of encodeTurns: a trajectory whose messages
+// are the pairs in order, and its accounting.
+func decodeTurns(b []byte) (probes.Trajectory, probes.Accounting, error) {
+	var t probes.Trajectory
+	var a probes.Accounting
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return t, a, errCorrupt
+	}
+	b = b[k:]
+	t.Messages = make([]probes.Message, 0, 2*n)
+	a.Turns = make([]probes.TurnTokens, n)
+	a.Pairs = make([][2]int, n)
+	a.TrailingAt = -1
+	for i := range int(n) {
+		var user, asst string
+		var in, out uint64
+		var ok bool
+		if user, b, ok = readString(b); !ok {
+			return t, a, errCorrupt
+		}
+		if asst, b, ok = readString(b); !ok {
+			return t, a, errCorrupt
+		}
+		if in, b, ok = readUvarint(b); !ok {
+			return t, a, errCorrupt
+		}
+		if out, b, ok = readUvarint(b); !ok {
+			return t, a, errCorrupt
+		}
+		t.Messages = append(t.Messages,
+			probes.Message{Role: "user", Content: user},
+			probes.Message{Role: "assistant", Content: asst})
+		a.Pairs[i] = [2]int{2 * i, 2*i + 1}
+		a.Turns[i] = probes.TurnTokens{In: int64(in), Out: int64(out)}
+	}
+	if len(b) != 0 {
+		return t, a, fmt.Errorf("%w: %d trailing bytes", errCorrupt, len(b))
+	}
+	return t, a, nil
+}
+
+func readString(b []byte) (string, []byte, bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || uint64(len(b)-k) < n {
+		return "", nil, false
+	}
+	return string(b[k : k+int(n)]), b[k+int(n):], true
+}
+
+func readUvarint(b []byte) (uint64, []byte, bool) {
+	v, k := binary.Uvarint(b)
+	if k <= 0 {
+		return 0, nil, false
+	}
+	return v, b[k:], true
+}

@@ -1,0 +1,194 @@
+package dataset
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/parquet-go/parquet-go"
+	"golang.org/x/sync/errgroup"
+)
+
+// rowGroupBytes bounds the content buffered before a row group is flushed,
+// which bounds the writer's memory.
+const rowGroupBytes = 64 << 20
+
+// chunkRows is how many rows one worker renders at a time.
+const chunkRows = 256
+
+// writerOptions are shared by every parquet file: zstd, and a fixed
+// created_by so the bytes do not depend on the library's version string.
+func writerOptions() []parquet.WriterOption {
+	return []parquet.WriterOption{
+		parquet.Compression(&parquet.Zstd),
+		parquet.CreatedBy("bagen-data", "1", ""),
+		parquet.PageBufferSize(1 << 20),
+	}
+}
+
+// writeParquet renders n rows with render (in parallel, in chunks) and
+// writes them in order to path. render returns the row and its approximate
+// size in bytes.
+func writeParquet[T any](ctx context.Context, path string, n, workers int, render func(i int) (T, int, error), progress func(done int64)) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w := parquet.NewGenericWriter[T](bw, writerOptions()...)
+	err = writeRows(ctx, w, n, workers, render, progress)
+	if err == nil {
+		err = w.Close()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func writeRows[T any](ctx context.Context, w *parquet.GenericWriter[T], n, workers int, render func(i int) (T, int, error), progress func(done int64)) error {
+	type chunk struct {
+		rows  []T
+		bytes int
+		done  chan error
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	queue := make(chan *chunk, 2*workers)
+	work := make(chan func(), 2*workers)
+	for range workers {
+		g.Go(func() error {
+			for fn := range work {
+				fn()
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		defer close(queue)
+		defer close(work)
+		for start := 0; start < n; start += chunkRows {
+			end := min(start+chunkRows, n)
+			c := &chunk{rows: make([]T, end-start), done: make(chan error, 1)}
+			fn := func() {
+				for i := start; i < end; i++ {
+					row, size, err := render(i)
+					if err != nil {
+						c.done <- err
+						return
+					}
+					c.rows[i-start], c.bytes = row, c.bytes+size
+				}
+				c.done <- nil
+			}
+			select {
+			case queue <- c:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case work <- fn:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
+	g.Go(func() error {
+		buffered, written := 0, 0
+		for c := range queue {
+			if err := <-c.done; err != nil {
+				return err
+			}
+			if _, err := w.Write(c.rows); err != nil {
+				return err
+			}
+			written += len(c.rows)
+			if buffered += c.bytes; buffered >= rowGroupBytes {
+				if err := w.Flush(); err != nil {
+					return err
+				}
+				buffered = 0
+			}
+			if progress != nil {
+				progress(int64(written))
+			}
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// digest hashes a written file for the manifest.
+func digest(path, name string) (FileDigest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return FileDigest{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return FileDigest{}, err
+	}
+	return FileDigest{Path: name, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// stage is a temporary directory inside the output directory where a
+// build writes; commit moves its files into place, abort removes it. An
+// output directory that existed before keeps its old files until commit.
+type stage struct {
+	out, dir string
+	created  bool // out did not exist before
+}
+
+func newStage(out string) (*stage, error) {
+	_, statErr := os.Stat(out)
+	created := errors.Is(statErr, os.ErrNotExist)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(out, ".build-")
+	if err != nil {
+		return nil, err
+	}
+	return &stage{out: out, dir: dir, created: created}, nil
+}
+
+func (s *stage) path(name string) (string, error) {
+	p := filepath.Join(s.dir, name)
+	return p, os.MkdirAll(filepath.Dir(p), 0o755)
+}
+
+// commit renames each staged file over its final name, in order (the
+// manifest last), then removes the stage.
+func (s *stage) commit(names []string) error {
+	for _, name := range names {
+		dst := filepath.Join(s.out, name)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(filepath.Join(s.dir, name), dst); err != nil {
+			return fmt.Errorf("move %s into place: %w", name, err)
+		}
+	}
+	return os.RemoveAll(s.dir)
+}
+
+func (s *stage) abort() {
+	os.RemoveAll(s.dir)
+	if s.created {
+		os.Remove(s.out) // only if still empty
+	}
+}
