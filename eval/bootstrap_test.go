@@ -9,12 +9,12 @@ import (
 )
 
 func TestBootstrapDeterministic(t *testing.T) {
-	a := Bootstrap(table(), 200, 7)
-	b := Bootstrap(table(), 200, 7)
+	a := Bootstrap(handTable(), 200, 7)
+	b := Bootstrap(handTable(), 200, 7)
 	if d := cmp.Diff(a, b, approx); d != "" {
 		t.Errorf("same seed, different intervals:\n%s", d)
 	}
-	c := Bootstrap(table(), 200, 8)
+	c := Bootstrap(handTable(), 200, 8)
 	if cmp.Equal(a, c, approx) {
 		t.Errorf("seeds 7 and 8 gave identical intervals %v", a)
 	}
@@ -24,8 +24,8 @@ func TestBootstrapDeterministic(t *testing.T) {
 }
 
 func TestBootstrapContainsEstimate(t *testing.T) {
-	m := Compute(table())
-	for name, ci := range Bootstrap(table(), 500, 1) {
+	m := Compute(handTable())
+	for name, ci := range Bootstrap(handTable(), 500, 1) {
 		v := m.Value(name)
 		if ci.Low > v || ci.High < v {
 			t.Errorf("%s: estimate %v outside its 95%% interval [%v, %v]", name, float64(v), float64(ci.Low), float64(ci.High))

@@ -27,7 +27,7 @@ import (
 //
 //	possible    4  1  1
 //	impossible  2  2  1
-func table() []Scored {
+func handTable() []Scored {
 	iv := func(id string, p, T, used, r int64, ok bool, lo, hi int64, cov bool, mre, rew, sc float64) Scored {
 		return Scored{CustomID: id, TrajectoryID: id[:1], ProbeAfterTurn: p, TotalTurns: T, TokensUsed: used,
 			Remaining: r, Possible: ok, Class: Possible, Interval: true, Low: lo, High: hi, FormatValid: true,
@@ -67,7 +67,7 @@ var approx = cmp.Options{
 }
 
 func TestCompute(t *testing.T) {
-	got := Compute(table())
+	got := Compute(handTable())
 	got.Bins, got.EarlyStop = nil, EarlyStop{} // pinned by their own tests
 	want := Metrics{
 		Probes: 11, TruePossible: 6, TrueImpossible: 5, Missing: 1,
@@ -100,7 +100,7 @@ func TestCompute(t *testing.T) {
 }
 
 func TestComputeBins(t *testing.T) {
-	got := Compute(table()).Bins
+	got := Compute(handTable()).Bins
 	want := []Bin{
 		// A0 B0 C0 D0
 		{Lo: 0, Hi: 0.2, Probes: 4, Intervals: 1, Covered: 1, Coverage: 1, MREP50: 0,
@@ -122,7 +122,7 @@ func TestComputeBins(t *testing.T) {
 }
 
 func TestEarlyStop(t *testing.T) {
-	got := Compute(table()).EarlyStop
+	got := Compute(handTable()).EarlyStop
 	want := EarlyStop{
 		Trajectories: 4, Successful: 2, Failed: 2,
 		SuccessProbes: 6, FalseAborts: 1, FalseAbortRate: 1.0 / 6, // A2
@@ -137,10 +137,10 @@ func TestEarlyStop(t *testing.T) {
 }
 
 func TestComputeDoesNotModifyInput(t *testing.T) {
-	rows := table()
+	rows := handTable()
 	Compute(rows)
 	Bootstrap(rows, 20, 1)
-	if d := cmp.Diff(table(), rows, cmpopts.EquateNaNs()); d != "" {
+	if d := cmp.Diff(handTable(), rows, cmpopts.EquateNaNs()); d != "" {
 		t.Errorf("input modified (-before +after):\n%s", d)
 	}
 }

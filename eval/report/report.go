@@ -1,0 +1,86 @@
+// Package report renders an evaluation as one self-contained HTML page: the
+// metric tables and three inline SVG plots — optimism by rollout progress
+// (paper Fig. "optimism"), feasibility accuracy by progress on failed
+// trajectories (the failure-timing figure) and coverage against midpoint
+// relative error (the SFT ablation figure's axes), one point per progress
+// bin. The page loads nothing from outside: no scripts, fonts or images.
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+
+	"bagen-data/eval"
+)
+
+// Colours of the plotted series; tests look for them in screenshots.
+const (
+	ColorOptimistic   = "#e8590c"
+	ColorConservative = "#f2c94c"
+	ColorFailed       = "#1c7ed6"
+	ColorBin          = "#2b8a3e"
+	ColorOverall      = "#862e9c"
+)
+
+// Write renders run as an HTML page to w.
+func Write(w io.Writer, run eval.Run) error {
+	m := run.Metrics
+	var text bytes.Buffer
+	if err := eval.WriteText(&text, m); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	page := struct {
+		Run                        eval.Run
+		Text                       string
+		Optimism, Failure, Scatter template.HTML
+	}{
+		Run:      run,
+		Text:     text.String(),
+		Optimism: optimismPlot(m.Bins),
+		Failure:  failurePlot(m.Bins),
+		Scatter:  scatterPlot(m),
+	}
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, page); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>bagen-data eval: {{.Run.Name}}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2em; color: #212529; max-width: 1100px; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 1.6em; }
+pre { background: #f8f9fa; padding: 1em; overflow-x: auto; font-size: 0.85em; }
+.plots { display: flex; flex-wrap: wrap; gap: 1.5em; }
+figure { margin: 0; } figcaption { font-size: 0.85em; max-width: 440px; color: #495057; }
+svg text { font-family: system-ui, sans-serif; font-size: 11px; fill: #212529; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; font-size: 0.9em; }
+dt { font-weight: 600; }
+</style>
+</head>
+<body>
+<h1>Budget-estimation evaluation: {{.Run.Name}}</h1>
+<dl>
+<dt>data</dt><dd>{{.Run.Data}}</dd>
+{{- if .Run.Predictions}}<dt>predictions</dt><dd>{{.Run.Predictions}}</dd>{{end}}
+{{- if .Run.Model}}<dt>model</dt><dd>{{.Run.Model}}</dd>{{end}}
+</dl>
+<h2>Plots</h2>
+<div class="plots">
+<figure>{{.Optimism}}<figcaption>Interval misses on possible probes by rollout progress: optimistic (midpoint below the true remaining tokens) vs conservative (above), as shares of the misses in each bin.</figcaption></figure>
+<figure>{{.Failure}}<figcaption>Failure timing: share of probes on failed trajectories predicted <code>impossible</code>, by rollout progress.</figcaption></figure>
+<figure>{{.Scatter}}<figcaption>Coverage against median midpoint relative error on possible probes, one point per progress bin (1–5) and overall.</figcaption></figure>
+</div>
+<h2>Metrics</h2>
+<pre>{{.Text}}</pre>
+</body>
+</html>
+`))

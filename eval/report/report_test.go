@@ -1,0 +1,208 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"bagen-data/eval"
+)
+
+// sample is a small scored table with misses on both sides, a failed
+// trajectory caught late and intervals in every progress bin but the last.
+func sample() eval.Run {
+	var rows []eval.Scored
+	add := func(traj string, p, T, r int64, possible bool, c eval.Class, lo, hi int64) {
+		s := eval.Scored{CustomID: traj, TrajectoryID: traj, ProbeAfterTurn: p, TotalTurns: T, TokensUsed: 100,
+			Remaining: r, Possible: possible, Class: c, FormatValid: c != eval.Invalid, MidRelErr: math.NaN()}
+		if c == eval.Possible {
+			s.Interval, s.Low, s.High = true, lo, hi
+			if possible {
+				s.Covered = lo <= r && r <= hi
+				s.MidRelErr = math.Abs(s.Mid()-float64(r)) / float64(r)
+			}
+		}
+		rows = append(rows, s)
+	}
+	okLow, okHigh := []int64{500, 300, 500, 100}, []int64{1100, 700, 700, 300}
+	for p := int64(0); p < 4; p++ {
+		// r = 1000, 800, 600, 400: covered, optimistic miss, covered, optimistic miss.
+		add("ok", p, 5, 1000-200*p, true, eval.Possible, okLow[p], okHigh[p])
+		// r = 800, 650, 500, 350 under [900, 1000]: conservative misses.
+		add("ok2", p, 5, 800-150*p, true, eval.Possible, 900, 1000)
+		c := eval.Possible
+		if p >= 2 {
+			c = eval.Impossible
+		}
+		add("bad", p, 5, 2000-300*p, false, c, 100, 200)
+	}
+	return eval.Run{Name: "sample <run>", Data: "eval/test.parquet", Predictions: "preds.jsonl", Metrics: eval.Compute(rows)}
+}
+
+func TestWriteSelfContained(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if n := strings.Count(page, "<svg "); n != 3 {
+		t.Errorf("got %d <svg> elements, want 3", n)
+	}
+	for _, bad := range []string{"<script", "<link", "<img", "src=", "url(", "@import"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page refers to outside assets: contains %q", bad)
+		}
+	}
+	if !strings.Contains(page, "sample &lt;run&gt;") {
+		t.Errorf("run name not escaped in page")
+	}
+	var again bytes.Buffer
+	Write(&again, sample())
+	if again.String() != page {
+		t.Errorf("two renderings of the same run differ")
+	}
+}
+
+// chromium finds a Chromium or Chrome binary, or skips the test.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{os.Getenv("BAGEN_CHROMIUM"), "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if name == "" {
+			continue
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("chromium not found (tried $BAGEN_CHROMIUM, chromium, chromium-browser, google-chrome): run `make chromium` to install it")
+	return ""
+}
+
+func headless(t *testing.T, bin string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--no-first-run", "--user-data-dir=" + t.TempDir()}
+	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", bin, args, err, stderr.String())
+	}
+	return out
+}
+
+func writePage(t *testing.T) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Write(&b, sample()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestChromiumDOM loads the page in headless Chromium and counts the SVG
+// elements of each plotted series in the DOM Chromium built.
+func TestChromiumDOM(t *testing.T) {
+	bin := chromium(t)
+	dom := string(headless(t, bin, "--dump-dom", "file://"+writePage(t)))
+	count := func(re string) int { return len(regexp.MustCompile(re).FindAllString(dom, -1)) }
+	// sample has misses in bins 0–3 (a bar pair per bin, bin 0's and bin
+	// 2's optimistic bars of height 0), failed probes in bins 0–3 (4 points)
+	// and intervals in bins 0–3 (4 scatter points and the overall one).
+	tests := []struct {
+		name string
+		re   string
+		want int
+	}{
+		{"svg", `<svg `, 3},
+		{"optimistic bars", `<rect [^>]*data-series="optimistic"`, 4},
+		{"conservative bars", `<rect [^>]*data-series="conservative"`, 4},
+		{"failure points", `<circle [^>]*data-series="failed"`, 4},
+		{"failure line", `<path [^>]*data-series="failed-line"`, 1},
+		{"scatter bin points", `<circle [^>]*data-series="bin"`, 4},
+		{"scatter overall", `<circle [^>]*data-series="overall"`, 1},
+	}
+	for _, tt := range tests {
+		if got := count(tt.re); got != tt.want {
+			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestChromiumScreenshot renders the page to a PNG and checks the plotted
+// colours were painted.
+func TestChromiumScreenshot(t *testing.T) {
+	bin := chromium(t)
+	shot := filepath.Join(t.TempDir(), "report.png")
+	headless(t, bin, "--screenshot="+shot, "--window-size=1200,1400", "--hide-scrollbars", "file://"+writePage(t))
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := pixels(img)
+	for _, c := range []string{ColorOptimistic, ColorConservative, ColorFailed, ColorBin, ColorOverall} {
+		if counts[c] < 50 {
+			t.Errorf("colour %s: %d pixels painted, want at least 50", c, counts[c])
+		}
+	}
+}
+
+// pixels counts the pixels of each exact colour, as "#rrggbb".
+func pixels(img image.Image) map[string]int {
+	out := map[string]int{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
+			out[hex(c)]++
+		}
+	}
+	return out
+}
+
+func hex(c color.NRGBA) string {
+	const digits = "0123456789abcdef"
+	return string([]byte{'#', digits[c.R>>4], digits[c.R&15], digits[c.G>>4], digits[c.G&15], digits[c.B>>4], digits[c.B&15]})
+}
+
+func TestTickStep(t *testing.T) {
+	tests := []struct {
+		name string
+		vs   []eval.Num
+		want float64
+	}{
+		{"none", []eval.Num{eval.NaN}, 0.25},
+		{"under 100%", []eval.Num{0.42, 0.9}, 0.25},
+		{"exactly 100%", []eval.Num{1}, 0.25},
+		{"111%", []eval.Num{1.107}, 0.5},
+		{"277%", []eval.Num{2.772}, 1},
+		{"848%", []eval.Num{8.481}, 2.5},
+	}
+	for _, tt := range tests {
+		if got := tickStep(tt.vs); got != tt.want {
+			t.Errorf("%s: tickStep(%v): got %v, want %v", tt.name, tt.vs, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Run is one evaluation as written by `bagen-data eval --json`: what was
+// evaluated and its metrics.
+type Run struct {
+	// Name labels the run in comparisons (default: the predictions file or
+	// model name).
+	Name string `json:"name"`
+	// Data is the evaluated parquet file; Predictions the predictions file;
+	// Model the Ollama model, when one answered.
+	Data        string  `json:"data"`
+	Predictions string  `json:"predictions,omitempty"`
+	Model       string  `json:"model,omitempty"`
+	Metrics     Metrics `json:"metrics"`
+}
+
+// labels are the printed names of the Headline metrics.
+var labels = map[string]string{
+	"accuracy": "Acc", "recall_possible": "Rec pos", "recall_impossible": "Rec imp",
+	"f1_all": "F1@All", "f1_first": "F1@1", "fail_f1": "Fail-F1", "coverage": "Cover",
+	"mre_p50": "MRE P50", "mre_p90": "MRE P90", "reward": "R", "score": "S",
+}
+
+// format prints a headline value: R and S with three decimals, the rest as
+// percentages.
+func format(name string, v Num) string {
+	if name == "reward" || name == "score" {
+		return v.Fixed(3)
+	}
+	return v.Pct()
+}
+
+// WriteText prints m as the headline table, the progress bins and the
+// early-stop summary.
+func WriteText(w io.Writer, m Metrics) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "probes %d: %d possible, %d impossible; %d without a prediction\n\n",
+		m.Probes, m.TruePossible, m.TrueImpossible, m.Missing)
+	writeHeadline(&b, m)
+	b.WriteString("\n")
+	writeBins(&b, m.Bins)
+	b.WriteString("\n")
+	writeEarlyStop(&b, m.EarlyStop)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeHeadline(b *strings.Builder, m Metrics) {
+	t := table{{"metric", "value", "95% CI", "n"}}
+	ci := func(name string) string {
+		c, ok := m.CI[name]
+		if !ok {
+			return ""
+		}
+		return "[" + format(name, c.Low) + ", " + format(name, c.High) + "]"
+	}
+	counts := map[string]string{
+		"accuracy":          fmt.Sprintf("%d", m.Probes),
+		"recall_possible":   fmt.Sprintf("%d", m.TruePossible),
+		"recall_impossible": fmt.Sprintf("%d", m.TrueImpossible),
+		"f1_all":            fmt.Sprintf("%d", m.Probes),
+		"f1_first":          fmt.Sprintf("%d", m.FirstTurnProbes),
+		"fail_f1":           fmt.Sprintf("%d", m.Probes),
+		"coverage":          fmt.Sprintf("%d/%d", m.Covered, m.Intervals),
+		"mre_p50":           fmt.Sprintf("%d", m.Intervals),
+		"mre_p90":           fmt.Sprintf("%d", m.Intervals),
+		"reward":            fmt.Sprintf("%d", m.Probes),
+		"score":             fmt.Sprintf("%d", m.TruePossible),
+	}
+	for _, name := range Headline {
+		t = append(t, []string{labels[name], format(name, m.Value(name)), ci(name), counts[name]})
+	}
+	t = append(t,
+		[]string{"Format valid", m.FormatValid.Pct(), "", fmt.Sprintf("%d", m.Probes)},
+		[]string{"Hit rate", m.HitRate.Pct(), "", fmt.Sprintf("%d/%d", m.Covered, m.TruePossible)},
+		[]string{"Optimistic misses", m.OptimisticShare.Pct(), "", fmt.Sprintf("%d/%d", m.Optimistic, m.Misses)},
+		[]string{"Conservative misses", m.ConservativeShare.Pct(), "", fmt.Sprintf("%d/%d", m.Conservative, m.Misses)},
+	)
+	t.write(b)
+}
+
+func writeBins(b *strings.Builder, bins []Bin) {
+	t := table{{"progress", "probes", "Cover", "MRE P50", "optimistic", "conservative", "failed caught"}}
+	for _, bin := range bins {
+		t = append(t, []string{
+			fmt.Sprintf("%.1f-%.1f", bin.Lo, bin.Hi),
+			fmt.Sprintf("%d", bin.Probes),
+			bin.Coverage.Pct(),
+			bin.MREP50.Pct(),
+			fmt.Sprintf("%s (%d/%d)", bin.OptimisticShare.Pct(), bin.Optimistic, bin.Misses),
+			fmt.Sprintf("%s (%d/%d)", bin.ConservativeShare.Pct(), bin.Conservative, bin.Misses),
+			fmt.Sprintf("%s (%d/%d)", bin.FailedAccuracy.Pct(), bin.FailedCaught, bin.FailedProbes),
+		})
+	}
+	t.write(b)
+}
+
+func writeEarlyStop(b *strings.Builder, e EarlyStop) {
+	fmt.Fprintf(b, "early stop at the first impossible prediction (%d trajectories: %d successful, %d failed)\n",
+		e.Trajectories, e.Successful, e.Failed)
+	fmt.Fprintf(b, "  false-abort rate          %s (%d/%d probes on successful trajectories)\n",
+		e.FalseAbortRate.Pct(), e.FalseAborts, e.SuccessProbes)
+	fmt.Fprintf(b, "  success-rate drop         %s (%d/%d trajectories)\n",
+		e.SuccessDrop.Pct(), e.AbortedSuccessful, e.Trajectories)
+	fmt.Fprintf(b, "  stopped failed            %s (%d/%d trajectories)\n",
+		e.StoppedFailedShare.Pct(), e.StoppedFailed, e.Failed)
+	fmt.Fprintf(b, "  tokens saved on failed    %s (%d/%d tokens)\n",
+		e.SavedShare.Pct(), e.SavedTokens, e.FailedTokens)
+}
+
+// CompareColumns are the columns of the appendix's SFT/RL sweep table.
+var CompareColumns = []string{"accuracy", "recall_possible", "recall_impossible", "coverage", "mre_p50", "mre_p90", "reward"}
+
+// WriteCompare prints one row per run in the layout of the paper's SFT/RL
+// sweep table: Acc, Rec pos, Rec imp, Cover, MRE P50, MRE P90, R. An
+// undefined value (no interval to score) prints as "-".
+func WriteCompare(w io.Writer, runs []Run) error {
+	head := []string{"run"}
+	for _, name := range CompareColumns {
+		head = append(head, labels[name])
+	}
+	t := table{head}
+	for _, r := range runs {
+		row := []string{r.Name}
+		for _, name := range CompareColumns {
+			row = append(row, format(name, r.Metrics.Value(name)))
+		}
+		t = append(t, row)
+	}
+	var b strings.Builder
+	t.write(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// table is rows of cells; the first column is left-aligned, the others
+// right-aligned, separated by two spaces.
+type table [][]string
+
+func (t table) write(b *strings.Builder) {
+	var width []int
+	for _, row := range t {
+		for i, c := range row {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	for _, row := range t {
+		var line strings.Builder
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-len([]rune(c)))
+			switch {
+			case i == 0:
+				line.WriteString(c + pad)
+			default:
+				line.WriteString("  " + pad + c)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+}

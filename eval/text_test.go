@@ -1,0 +1,58 @@
+package eval
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestWriteCompare(t *testing.T) {
+	runs := []Run{
+		{Name: "SFT pct30 e5", Metrics: Metrics{Accuracy: 0.911, RecallPossible: 0.953, RecallImpossible: 0.868,
+			Coverage: 0.374, MREP50: 0.539, MREP90: 0.864, Reward: 0.21}},
+		{Name: "Zero RL no think", Metrics: Metrics{Accuracy: 0.5, RecallPossible: 0, RecallImpossible: 1,
+			Coverage: NaN, MREP50: NaN, MREP90: NaN, Reward: 0.1}},
+	}
+	var b strings.Builder
+	if err := WriteCompare(&b, runs); err != nil {
+		t.Fatal(err)
+	}
+	want := "" +
+		"run                 Acc  Rec pos  Rec imp  Cover  MRE P50  MRE P90      R\n" +
+		"SFT pct30 e5      91.1%    95.3%    86.8%  37.4%    53.9%    86.4%  0.210\n" +
+		"Zero RL no think  50.0%     0.0%   100.0%      -        -        -  0.100\n"
+	if b.String() != want {
+		t.Errorf("WriteCompare:\ngot:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	m := Compute(handTable())
+	m.CI = Bootstrap(handTable(), 100, 1)
+	var b strings.Builder
+	if err := WriteText(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "testdata/text.golden", b.String())
+}
+
+// golden compares got with the file at path, or rewrites the file under
+// -update.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
