@@ -41,3 +41,17 @@ $(TOKENIZER):
 
 clean:
 	rm -rf bin out
+
+# ---- chromium: headless browser for the eval report test --------------------
+# eval/report's test opens the HTML report in headless Chromium and checks the
+# SVG plots render; it skips (saying so) only when no browser is installed.
+CHROMIUM_SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: chromium
+
+## chromium: install Debian's chromium when no Chromium binary is on PATH
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  ($(CHROMIUM_SUDO) apt-get update && $(CHROMIUM_SUDO) apt-get install -y chromium)
+
+test: chromium
