@@ -1,0 +1,572 @@
+// Package lex reads the few JSON shapes the reward reads (labels, the
+// reward server's requests) straight from a byte slice: no reflection, no
+// allocation for strings without escapes, and errors that say what was
+// wanted and what was found at which byte offset.
+//
+// A Decoder is a pull parser with a sticky error: once a call fails, every
+// later call returns a zero value and Err reports the first failure, so a
+// caller reads a whole shape and checks Err once per value it cares about.
+package lex
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// ErrSyntax is wrapped by every error a Decoder reports.
+var ErrSyntax = errors.New("invalid JSON")
+
+// Error is a decoding failure at a byte offset of the input.
+type Error struct {
+	Offset int
+	Msg    string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
+
+// Unwrap returns ErrSyntax.
+func (e *Error) Unwrap() error { return ErrSyntax }
+
+// Kind is the JSON type of the next value.
+type Kind uint8
+
+// Kinds of JSON values; End means the input is exhausted.
+const (
+	End Kind = iota
+	Invalid
+	Null
+	Bool
+	Number
+	String
+	Array
+	Object
+)
+
+var kindNames = [...]string{"end of input", "invalid character", "null", "boolean", "number", "string", "array", "object"}
+
+// String names k the way error messages do.
+func (k Kind) String() string { return kindNames[k] }
+
+// maxDepth bounds nesting in skipped values so hostile input cannot grow
+// the stack without limit.
+const maxDepth = 512
+
+// Decoder reads JSON values from a byte slice. The zero value is ready
+// after Reset. Strings returned by Str alias the input or the Decoder's
+// arena and stay valid until the next Reset. A Decoder is not safe for
+// concurrent use.
+type Decoder struct {
+	buf   []byte
+	pos   int
+	err   error
+	arena []byte
+}
+
+// Reset starts decoding b, keeping the arena's capacity.
+func (d *Decoder) Reset(b []byte) {
+	d.buf, d.pos, d.err, d.arena = b, 0, nil, d.arena[:0]
+}
+
+// ResetString starts decoding s without copying it; s is only read.
+func (d *Decoder) ResetString(s string) {
+	d.Reset(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+// Err returns the first error, or nil.
+func (d *Decoder) Err() error { return d.err }
+
+// Offset is the current byte offset.
+func (d *Decoder) Offset() int { return d.pos }
+
+func (d *Decoder) fail(msg string) {
+	if d.err == nil {
+		d.err = &Error{Offset: d.pos, Msg: msg}
+	}
+}
+
+func (d *Decoder) want(what string) {
+	d.fail("want " + what + ", got " + d.Kind().String())
+}
+
+func (d *Decoder) ws() {
+	for d.pos < len(d.buf) {
+		switch d.buf[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+// Kind skips whitespace and reports the type of the next value.
+func (d *Decoder) Kind() Kind {
+	d.ws()
+	if d.pos >= len(d.buf) {
+		return End
+	}
+	switch c := d.buf[d.pos]; {
+	case c == '"':
+		return String
+	case c == '{':
+		return Object
+	case c == '[':
+		return Array
+	case c == 't' || c == 'f':
+		return Bool
+	case c == 'n':
+		return Null
+	case c == '-' || (c >= '0' && c <= '9'):
+		return Number
+	}
+	return Invalid
+}
+
+// Begin consumes the opening '{' or '[' given in open.
+func (d *Decoder) Begin(open byte) bool {
+	if d.err != nil {
+		return false
+	}
+	d.ws()
+	if d.pos < len(d.buf) && d.buf[d.pos] == open {
+		d.pos++
+		return true
+	}
+	if open == '{' {
+		d.want("object")
+	} else {
+		d.want("array")
+	}
+	return false
+}
+
+// Next reports whether the container closed by end ('}' or ']') has an
+// element with index i, consuming the separating comma or the closing
+// delimiter. Loop with: for i := 0; d.Next(i, ']'); i++ { … }.
+func (d *Decoder) Next(i int, end byte) bool {
+	if d.err != nil {
+		return false
+	}
+	d.ws()
+	if d.pos >= len(d.buf) {
+		d.fail("unexpected end of input")
+		return false
+	}
+	if d.buf[d.pos] == end {
+		d.pos++
+		return false
+	}
+	if i > 0 {
+		if d.buf[d.pos] != ',' {
+			d.fail(fmt.Sprintf("want ',' or '%c', got %q", end, d.buf[d.pos]))
+			return false
+		}
+		d.pos++
+		d.ws()
+		if d.pos < len(d.buf) && d.buf[d.pos] == end {
+			d.fail("trailing comma")
+			return false
+		}
+	}
+	return true
+}
+
+// Key reads an object key and its colon.
+func (d *Decoder) Key() []byte {
+	k := d.Str()
+	d.colon()
+	return k
+}
+
+func (d *Decoder) colon() {
+	if d.err != nil {
+		return
+	}
+	d.ws()
+	if d.pos >= len(d.buf) || d.buf[d.pos] != ':' {
+		d.fail("want ':' after object key")
+		return
+	}
+	d.pos++
+}
+
+// Finish checks that only whitespace follows the top-level value.
+func (d *Decoder) Finish() {
+	if d.err != nil {
+		return
+	}
+	d.ws()
+	if d.pos < len(d.buf) {
+		d.fail("unexpected data after the top-level value")
+	}
+}
+
+// Null consumes a null if one comes next and reports whether it did.
+func (d *Decoder) Null() bool {
+	if d.err != nil || d.Kind() != Null {
+		return false
+	}
+	return d.literal("null")
+}
+
+// Bool reads true or false.
+func (d *Decoder) Bool() bool {
+	if d.err != nil {
+		return false
+	}
+	if d.Kind() != Bool {
+		d.want("boolean")
+		return false
+	}
+	if d.buf[d.pos] == 't' {
+		return d.literal("true")
+	}
+	d.literal("false")
+	return false
+}
+
+func (d *Decoder) literal(lit string) bool {
+	if len(d.buf)-d.pos >= len(lit) && string(d.buf[d.pos:d.pos+len(lit)]) == lit {
+		d.pos += len(lit)
+		return true
+	}
+	d.fail("invalid literal, want " + lit)
+	return false
+}
+
+// number consumes a JSON number and returns its text.
+func (d *Decoder) number() []byte {
+	if d.err != nil {
+		return nil
+	}
+	if d.Kind() != Number {
+		d.want("number")
+		return nil
+	}
+	start, b, p := d.pos, d.buf, d.pos
+	if b[p] == '-' {
+		p++
+	}
+	switch {
+	case p < len(b) && b[p] == '0':
+		p++
+	case p < len(b) && b[p] >= '1' && b[p] <= '9':
+		p = digits(b, p)
+	default:
+		d.pos = p
+		d.fail("invalid number")
+		return nil
+	}
+	if p < len(b) && b[p] == '.' {
+		if q := digits(b, p+1); q > p+1 {
+			p = q
+		} else {
+			d.pos = p + 1
+			d.fail("invalid number")
+			return nil
+		}
+	}
+	if p < len(b) && (b[p] == 'e' || b[p] == 'E') {
+		p++
+		if p < len(b) && (b[p] == '+' || b[p] == '-') {
+			p++
+		}
+		if q := digits(b, p); q > p {
+			p = q
+		} else {
+			d.pos = p
+			d.fail("invalid number")
+			return nil
+		}
+	}
+	d.pos = p
+	return b[start:p]
+}
+
+func digits(b []byte, p int) int {
+	for p < len(b) && b[p] >= '0' && b[p] <= '9' {
+		p++
+	}
+	return p
+}
+
+// Int reads a number that must be an integer within int64.
+func (d *Decoder) Int() int64 {
+	text := d.number()
+	if d.err != nil {
+		return 0
+	}
+	n, neg := text, text[0] == '-'
+	if neg {
+		n = n[1:]
+	}
+	limit := uint64(math.MaxInt64)
+	if neg {
+		limit++
+	}
+	var v uint64
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			d.pos -= len(text)
+			d.fail("want an integer, got " + string(text))
+			return 0
+		}
+		if v > (limit-uint64(c-'0'))/10 {
+			d.pos -= len(text)
+			d.fail("integer out of range: " + string(text))
+			return 0
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	if neg {
+		return int64(-v)
+	}
+	return int64(v)
+}
+
+// Float reads a number as a float64.
+func (d *Decoder) Float() float64 {
+	text := d.number()
+	if d.err != nil {
+		return 0
+	}
+	f, err := strconv.ParseFloat(string(text), 64)
+	if err != nil {
+		d.pos -= len(text)
+		d.fail("number out of range: " + string(text))
+		return 0
+	}
+	return f
+}
+
+// Str reads a string. Without escapes the result aliases the input;
+// otherwise it is unescaped into the arena.
+func (d *Decoder) Str() []byte {
+	if d.err != nil {
+		return nil
+	}
+	if d.Kind() != String {
+		d.want("string")
+		return nil
+	}
+	d.pos++
+	start := d.pos
+	p := plain(d.buf, start)
+	if p < len(d.buf) && d.buf[p] == '"' {
+		d.pos = p + 1
+		return d.buf[start:p]
+	}
+	d.pos = p
+	return d.escaped(start)
+}
+
+// plain returns the offset of the first byte at or after p that is a
+// quote, a backslash or a control character, eight bytes at a time.
+func plain(b []byte, p int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; p+8 <= len(b); p += 8 {
+		x := uint64(b[p]) | uint64(b[p+1])<<8 | uint64(b[p+2])<<16 | uint64(b[p+3])<<24 |
+			uint64(b[p+4])<<32 | uint64(b[p+5])<<40 | uint64(b[p+6])<<48 | uint64(b[p+7])<<56
+		q, s := x^(ones*'"'), x^(ones*'\\')
+		if ((x-ones*0x20)&^x|(q-ones)&^q|(s-ones)&^s)&highs != 0 {
+			break
+		}
+	}
+	for ; p < len(b); p++ {
+		if c := b[p]; c < 0x20 || c == '"' || c == '\\' {
+			return p
+		}
+	}
+	return p
+}
+
+// escaped finishes a string whose first special byte is at d.pos,
+// copying it unescaped into the arena.
+func (d *Decoder) escaped(start int) []byte {
+	from := len(d.arena)
+	d.arena = append(d.arena, d.buf[start:d.pos]...)
+	for d.pos < len(d.buf) {
+		c := d.buf[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			return d.arena[from:len(d.arena):len(d.arena)]
+		case c < 0x20:
+			d.fail("control character in string")
+			return nil
+		case c == '\\':
+			if !d.escape() {
+				return nil
+			}
+		default:
+			q := plain(d.buf, d.pos)
+			d.arena = append(d.arena, d.buf[d.pos:q]...)
+			d.pos = q
+		}
+	}
+	d.fail("unterminated string")
+	return nil
+}
+
+// escape decodes one backslash escape at d.pos into the arena.
+func (d *Decoder) escape() bool {
+	if d.pos+1 >= len(d.buf) {
+		d.fail("unterminated string")
+		return false
+	}
+	c := d.buf[d.pos+1]
+	if r := simpleEscapes[c]; r != 0 {
+		d.arena = append(d.arena, r)
+		d.pos += 2
+		return true
+	}
+	if c != 'u' {
+		d.pos++
+		d.fail(fmt.Sprintf("invalid escape %q", c))
+		return false
+	}
+	r, ok := d.hex4(d.pos + 2)
+	if !ok {
+		return false
+	}
+	d.pos += 6
+	if utf16.IsSurrogate(r) {
+		if d.pos+1 < len(d.buf) && d.buf[d.pos] == '\\' && d.buf[d.pos+1] == 'u' {
+			if r2, ok := d.hex4(d.pos + 2); ok {
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					d.pos += 6
+					d.arena = utf8.AppendRune(d.arena, dec)
+					return true
+				}
+			} else {
+				return false
+			}
+		}
+		r = utf8.RuneError
+	}
+	d.arena = utf8.AppendRune(d.arena, r)
+	return true
+}
+
+// simpleEscapes maps the byte after a backslash to what it stands for;
+// zero marks the bytes that do not form a one-character escape.
+var simpleEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+func (d *Decoder) hex4(p int) (rune, bool) {
+	if p+4 > len(d.buf) {
+		d.pos = p
+		d.fail("invalid \\u escape")
+		return 0, false
+	}
+	var r rune
+	for _, c := range d.buf[p : p+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			d.pos = p
+			d.fail("invalid \\u escape")
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// Skip consumes the next value of any type, validating it.
+func (d *Decoder) Skip() { d.skip(0) }
+
+func (d *Decoder) skip(depth int) {
+	if d.err != nil {
+		return
+	}
+	if depth > maxDepth {
+		d.fail("nesting too deep")
+		return
+	}
+	switch d.Kind() {
+	case String:
+		d.skipString()
+	case Number:
+		d.number()
+	case Bool:
+		d.Bool()
+	case Null:
+		d.Null()
+	case Array:
+		d.pos++
+		for i := 0; d.Next(i, ']'); i++ {
+			d.skip(depth + 1)
+		}
+	case Object:
+		d.pos++
+		for i := 0; d.Next(i, '}'); i++ {
+			d.skipString()
+			d.colon()
+			d.skip(depth + 1)
+		}
+	default:
+		d.want("a value")
+	}
+}
+
+// skipString validates a string without copying it.
+func (d *Decoder) skipString() {
+	if d.err != nil {
+		return
+	}
+	if d.Kind() != String {
+		d.want("string")
+		return
+	}
+	d.pos++
+	for {
+		d.pos = plain(d.buf, d.pos)
+		if d.pos >= len(d.buf) {
+			d.fail("unterminated string")
+			return
+		}
+		switch c := d.buf[d.pos]; {
+		case c == '"':
+			d.pos++
+			return
+		case c < 0x20:
+			d.fail("control character in string")
+			return
+		}
+		if !d.skipEscape() {
+			return
+		}
+	}
+}
+
+func (d *Decoder) skipEscape() bool {
+	if d.pos+1 >= len(d.buf) {
+		d.fail("unterminated string")
+		return false
+	}
+	c := d.buf[d.pos+1]
+	if simpleEscapes[c] != 0 {
+		d.pos += 2
+		return true
+	}
+	if c != 'u' {
+		d.pos++
+		d.fail(fmt.Sprintf("invalid escape %q", c))
+		return false
+	}
+	if _, ok := d.hex4(d.pos + 2); !ok {
+		return false
+	}
+	d.pos += 6
+	return true
+}

@@ -1,0 +1,256 @@
+package lex
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestStr(t *testing.T) {
+	tests := []struct {
+		name, in, want, err string
+	}{
+		{name: "plain", in: `"abc"`, want: "abc"},
+		{name: "empty", in: `""`, want: ""},
+		{name: "long plain crosses words", in: `"<answer>[100, 200]</answer> and more"`, want: "<answer>[100, 200]</answer> and more"},
+		{name: "simple escapes", in: `"a\"b\\c\/d\be\ff\ng\rh\ti"`, want: "a\"b\\c/d\be\ff\ng\rh\ti"},
+		{name: "go html escapes", in: `"\u003canswer\u003e[1, 2]\u003c/answer\u003e"`, want: "<answer>[1, 2]</answer>"},
+		{name: "python non-ascii escape", in: `"time\uff1a[1, 2]"`, want: "time：[1, 2]"},
+		{name: "surrogate pair", in: `"\ud83d\ude00"`, want: "😀"},
+		{name: "lone high surrogate", in: `"\ud800x"`, want: "\uFFFDx"},
+		{name: "high surrogate then non-low escape", in: `"\ud800\u0041"`, want: "\uFFFDA"},
+		{name: "raw utf8", in: `"时间：[1, 2]"`, want: "时间：[1, 2]"},
+		{name: "leading whitespace", in: " \t\r\n\"x\"", want: "x"},
+		{name: "not a string", in: `12`, err: "offset 0: want string, got number"},
+		{name: "unterminated plain", in: `"abc`, err: "offset 4: unterminated string"},
+		{name: "unterminated after escape", in: `"a\n`, err: "offset 4: unterminated string"},
+		{name: "control character", in: "\"a\nb\"", err: "offset 2: control character in string"},
+		{name: "bad escape", in: `"a\x"`, err: `offset 3: invalid escape 'x'`},
+		{name: "bad hex", in: `"\u12g4"`, err: `offset 3: invalid \u escape`},
+		{name: "short hex", in: `"\u12"`, err: `offset 3: invalid \u escape`},
+		{name: "end of input", in: ``, err: "offset 0: want string, got end of input"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d Decoder
+			d.ResetString(tt.in)
+			got := d.Str()
+			if tt.err != "" {
+				if d.Err() == nil || d.Err().Error() != tt.err {
+					t.Fatalf("Str(%q) error = %v, want %q", tt.in, d.Err(), tt.err)
+				}
+				if !errors.Is(d.Err(), ErrSyntax) {
+					t.Errorf("error %v does not wrap ErrSyntax", d.Err())
+				}
+				return
+			}
+			if d.Err() != nil || string(got) != tt.want {
+				t.Fatalf("Str(%q) = %q, %v; want %q", tt.in, got, d.Err(), tt.want)
+			}
+		})
+	}
+}
+
+func TestNumbers(t *testing.T) {
+	tests := []struct {
+		name, in string
+		int      int64
+		float    float64
+		intErr   string
+		floatErr string
+	}{
+		{name: "zero", in: "0", int: 0, float: 0},
+		{name: "negative", in: "-42", int: -42, float: -42},
+		{name: "max int64", in: "9223372036854775807", int: 9223372036854775807, float: 9223372036854775807},
+		{name: "min int64", in: "-9223372036854775808", int: -9223372036854775808, float: -9223372036854775808},
+		{name: "int64 overflow", in: "9223372036854775808", intErr: "offset 0: integer out of range: 9223372036854775808", float: 9223372036854775808},
+		{name: "fraction", in: "12.5", intErr: "offset 0: want an integer, got 12.5", float: 12.5},
+		{name: "exponent", in: "1e3", intErr: "offset 0: want an integer, got 1e3", float: 1000},
+		{name: "leading zero stops the number", in: "01", intErr: "offset 1: unexpected data after the top-level value", floatErr: "offset 1: unexpected data after the top-level value"},
+		{name: "bare minus", in: "-", intErr: "offset 1: invalid number", floatErr: "offset 1: invalid number"},
+		{name: "dot without digits", in: "1.", intErr: "offset 2: invalid number", floatErr: "offset 2: invalid number"},
+		{name: "float overflow", in: "1e999", intErr: "offset 0: want an integer, got 1e999", floatErr: "offset 0: number out of range: 1e999"},
+		{name: "string", in: `"5"`, intErr: "offset 0: want number, got string", floatErr: "offset 0: want number, got string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d Decoder
+			d.ResetString(tt.in)
+			got := d.Int()
+			d.Finish()
+			if errText(d.Err()) != tt.intErr || (tt.intErr == "" && got != tt.int) {
+				t.Errorf("Int(%q) = %d, %v; want %d, %q", tt.in, got, d.Err(), tt.int, tt.intErr)
+			}
+			d.ResetString(tt.in)
+			f := d.Float()
+			d.Finish()
+			if errText(d.Err()) != tt.floatErr || (tt.floatErr == "" && f != tt.float) {
+				t.Errorf("Float(%q) = %v, %v; want %v, %q", tt.in, f, d.Err(), tt.float, tt.floatErr)
+			}
+		})
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// TestContainers reads {"a":[1,2],"b":true} shapes and pins the errors of
+// broken separators.
+func TestContainers(t *testing.T) {
+	tests := []struct {
+		name, in, want, err string
+	}{
+		{name: "object of arrays", in: `{"a":[1,2],"b":[],"c":[3]}`, want: "a=1,2;b=;c=3;"},
+		{name: "whitespace everywhere", in: " { \"a\" : [ 1 , 2 ] } ", want: "a=1,2;"},
+		{name: "empty object", in: `{}`, want: ""},
+		{name: "trailing comma in array", in: `{"a":[1,]}`, err: "offset 8: trailing comma"},
+		{name: "trailing comma in object", in: `{"a":[1],}`, err: "offset 9: trailing comma"},
+		{name: "missing comma", in: `{"a":[1 2]}`, err: "offset 8: want ',' or ']', got '2'"},
+		{name: "missing colon", in: `{"a" [1]}`, err: "offset 5: want ':' after object key"},
+		{name: "not an object", in: `[1]`, err: "offset 0: want object, got array"},
+		{name: "unclosed", in: `{"a":[1`, err: "offset 7: unexpected end of input"},
+		{name: "trailing data", in: `{"a":[1]} x`, err: "offset 10: unexpected data after the top-level value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d Decoder
+			d.ResetString(tt.in)
+			var sb strings.Builder
+			if d.Begin('{') {
+				for i := 0; d.Next(i, '}'); i++ {
+					sb.Write(d.Key())
+					sb.WriteByte('=')
+					if d.Begin('[') {
+						for j := 0; d.Next(j, ']'); j++ {
+							if j > 0 {
+								sb.WriteByte(',')
+							}
+							sb.WriteString(string(rune('0' + d.Int())))
+						}
+					}
+					sb.WriteByte(';')
+				}
+			}
+			d.Finish()
+			if tt.err != "" {
+				if errText(d.Err()) != tt.err {
+					t.Fatalf("decode(%q) error = %v, want %q", tt.in, d.Err(), tt.err)
+				}
+				return
+			}
+			if d.Err() != nil || sb.String() != tt.want {
+				t.Fatalf("decode(%q) = %q, %v; want %q", tt.in, sb.String(), d.Err(), tt.want)
+			}
+		})
+	}
+}
+
+func TestSkip(t *testing.T) {
+	tests := []struct {
+		name, in, err string
+	}{
+		{name: "nested", in: `{"a":[1,{"b":null,"c":"x\"y"}],"d":-1.5e3,"e":false}`},
+		{name: "literal typo", in: `[nul]`, err: "offset 1: invalid literal, want null"},
+		{name: "bad value", in: `[1,@]`, err: "offset 3: want a value, got invalid character"},
+		{name: "bad escape in key", in: `{"a\q":1}`, err: `offset 4: invalid escape 'q'`},
+		{name: "too deep", in: strings.Repeat("[", maxDepth+2) + strings.Repeat("]", maxDepth+2), err: "offset 513: nesting too deep"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d Decoder
+			d.ResetString(tt.in)
+			d.Skip()
+			d.Finish()
+			if errText(d.Err()) != tt.err {
+				t.Fatalf("Skip(%q) error = %v, want %q", tt.in, d.Err(), tt.err)
+			}
+		})
+	}
+}
+
+func TestStrAliasesOrCopies(t *testing.T) {
+	in := []byte(`["plain","esc\n"]`)
+	var d Decoder
+	d.Reset(in)
+	d.Begin('[')
+	d.Next(0, ']')
+	a := d.Str()
+	d.Next(1, ']')
+	b := d.Str()
+	if &a[0] != &in[2] {
+		t.Errorf("plain string was copied; want it to alias the input")
+	}
+	if string(b) != "esc\n" || &b[0] == &in[10] {
+		t.Errorf("escaped string = %q (aliased=%v); want an unescaped copy", b, &b[0] == &in[10])
+	}
+}
+
+func TestNoAllocs(t *testing.T) {
+	in := []byte(`{"query":["<|im_start|>user\nhi<|im_end|>"],"labels":["150"],"n":[1,2.5,true,null]}`)
+	var d Decoder
+	allocs := testing.AllocsPerRun(100, func() {
+		d.Reset(in)
+		d.Skip()
+		d.Reset(in)
+		d.Begin('{')
+		for i := 0; d.Next(i, '}'); i++ {
+			d.Key()
+			d.Skip()
+		}
+		d.Finish()
+	})
+	if allocs != 0 || d.Err() != nil {
+		t.Fatalf("allocs = %v, err = %v; want 0, nil", allocs, d.Err())
+	}
+}
+
+// FuzzDecoder checks the decoder against encoding/json: the same inputs are
+// valid, and strings and numbers decode to the same values.
+func FuzzDecoder(f *testing.F) {
+	for _, s := range []string{
+		`{"query":["a\u003cb"],"prompts":["x"],"labels":["{\"remaining_tokens\":5}"]}`,
+		`[1,-2.5e-3,true,false,null,"\ud83d\ude00",{}]`,
+		`"\ud800\udc00"`, `"\ud800"`, `9223372036854775808`, `-0`, `[1,]`, `{"a" 1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if strings.Count(string(in), "[")+strings.Count(string(in), "{") > maxDepth {
+			return
+		}
+		var d Decoder
+		d.Reset(in)
+		d.Skip()
+		d.Finish()
+		if got, want := d.Err() == nil, json.Valid(in); got != want {
+			t.Fatalf("valid(%q) = %v (%v), encoding/json says %v", in, got, d.Err(), want)
+		}
+		switch d.Reset(in); d.Kind() {
+		case String:
+			s := d.Str()
+			d.Finish()
+			var want string
+			werr := json.Unmarshal(in, &want)
+			if (d.Err() == nil) != (werr == nil) {
+				t.Fatalf("Str(%q) error %v, encoding/json %v", in, d.Err(), werr)
+			}
+			if werr == nil && utf8.Valid(in) && string(s) != want {
+				t.Fatalf("Str(%q) = %q, encoding/json %q", in, s, want)
+			}
+		case Number:
+			n := d.Int()
+			d.Finish()
+			var want int64
+			werr := json.Unmarshal(in, &want)
+			if (d.Err() == nil) != (werr == nil) || (werr == nil && n != want) {
+				t.Fatalf("Int(%q) = %d, %v; encoding/json %d, %v", in, n, d.Err(), want, werr)
+			}
+		}
+	})
+}

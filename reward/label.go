@@ -1,0 +1,189 @@
+package reward
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"bagen-data/reward/internal/lex"
+)
+
+// Target is the truth one label gives: a token truth, or, when the label
+// carries the Warehouse dimensions, a Warehouse truth.
+type Target struct {
+	// Warehouse reports that Resources holds the truth; else Tokens does.
+	Warehouse bool
+	Tokens    Truth
+	Resources WarehouseTruth
+}
+
+// ParseLabel reads a token-budget label: the label column's JSON
+// {"remaining_tokens":N,"is_possible":B,"ground_truth":"…"}, the bare
+// string "impossible" (any case), or a bare non-negative integer, which is
+// the r of a possible probe. White space around the label is ignored.
+// A Warehouse label is an error here; use ParseTarget. Errors wrap
+// ErrLabel and name the field.
+func ParseLabel(label string) (Truth, error) {
+	t, err := ParseTarget(label)
+	if err != nil {
+		return Truth{}, err
+	}
+	if t.Warehouse {
+		return Truth{}, fmt.Errorf("%w: holds warehouse dimensions, want remaining_tokens", ErrLabel)
+	}
+	return t.Tokens, nil
+}
+
+// ParseTarget reads a label of either kind. Besides the forms ParseLabel
+// accepts, a JSON object with any of time_weeks, warehouse_item_weeks and
+// cumulative_cost_usd (non-negative numbers, the true remaining usage) is
+// a Warehouse label; a possible one needs all three. In JSON labels
+// is_possible is required, remaining_tokens is required when is_possible
+// is true, null counts as absent, unknown keys are ignored and the last of
+// duplicate keys wins. Successful parses of labels without escapes in
+// their keys do not allocate.
+func ParseTarget(label string) (Target, error) {
+	s := strings.TrimSpace(label)
+	switch {
+	case strings.EqualFold(s, "impossible"):
+		return Target{}, nil
+	case len(s) > 0 && s[0] == '{':
+		return parseObject(s)
+	}
+	if v, n := readDigits(s, 0); n == len(s) && n > 0 {
+		if v == math.MaxInt64 && !fitsInt64(s) {
+			return Target{}, fmt.Errorf("%w: remaining tokens %s out of range", ErrLabel, s)
+		}
+		return Target{Tokens: Truth{Remaining: v, Possible: true}}, nil
+	}
+	return Target{}, fmt.Errorf("%w: want a JSON object, \"impossible\" or a non-negative integer, got %q", ErrLabel, clip(s, 40))
+}
+
+// fitsInt64 reports whether the digit string s is at most math.MaxInt64.
+func fitsInt64(s string) bool {
+	s = strings.TrimLeft(s, "0")
+	const max = "9223372036854775807"
+	return len(s) < len(max) || len(s) == len(max) && s <= max
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// labelFields collects the keys of a JSON label.
+type labelFields struct {
+	remaining             int64
+	possible              bool
+	hasRemaining, hasPoss bool
+	dims                  [NumDims]float64
+	hasDim                [NumDims]bool
+	// anyDim: a warehouse key appeared, even as null.
+	anyDim bool
+}
+
+func parseObject(s string) (Target, error) {
+	var d lex.Decoder
+	d.ResetString(s)
+	var f labelFields
+	d.Begin('{')
+	for i := 0; d.Next(i, '}'); i++ {
+		key := d.Key()
+		if d.Err() != nil {
+			break
+		}
+		if err := f.read(&d, key); err != nil {
+			return Target{}, err
+		}
+	}
+	d.Finish()
+	if err := d.Err(); err != nil {
+		return Target{}, fmt.Errorf("%w: %w", ErrLabel, err)
+	}
+	return f.target()
+}
+
+// read decodes the value of key into f.
+func (f *labelFields) read(d *lex.Decoder, key []byte) error {
+	if d.Null() {
+		f.clear(key)
+		return nil
+	}
+	if _, ok := dimIndex(key); ok {
+		f.anyDim = true
+	}
+	switch string(key) {
+	case "remaining_tokens":
+		f.remaining, f.hasRemaining = d.Int(), true
+		if d.Err() == nil && f.remaining < 0 {
+			return fmt.Errorf("%w: remaining_tokens: want a non-negative integer, got %d", ErrLabel, f.remaining)
+		}
+	case "is_possible":
+		f.possible, f.hasPoss = d.Bool(), true
+	default:
+		dim, ok := dimIndex(key)
+		if !ok {
+			d.Skip()
+			break
+		}
+		v := d.Float()
+		if d.Err() == nil && v < 0 {
+			return fmt.Errorf("%w: %s: want a non-negative number, got %v", ErrLabel, string(key), v)
+		}
+		f.dims[dim], f.hasDim[dim] = v, true
+	}
+	if err := d.Err(); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrLabel, string(key), err)
+	}
+	return nil
+}
+
+func (f *labelFields) clear(key []byte) {
+	switch string(key) {
+	case "remaining_tokens":
+		f.hasRemaining = false
+	case "is_possible":
+		f.hasPoss = false
+	default:
+		if dim, ok := dimIndex(key); ok {
+			f.hasDim[dim], f.anyDim = false, true
+		}
+	}
+}
+
+func dimIndex(key []byte) (Dim, bool) {
+	for d, name := range dimNames {
+		if string(key) == name {
+			return Dim(d), true
+		}
+	}
+	return 0, false
+}
+
+func (f *labelFields) target() (Target, error) {
+	if !f.hasPoss {
+		return Target{}, fmt.Errorf("%w: is_possible: missing", ErrLabel)
+	}
+	if f.anyDim {
+		t := Target{Warehouse: true, Resources: WarehouseTruth{Possible: f.possible}}
+		if !f.possible {
+			return t, nil
+		}
+		for d, ok := range f.hasDim {
+			if !ok {
+				return Target{}, fmt.Errorf("%w: %s: missing", ErrLabel, Dim(d))
+			}
+		}
+		t.Resources.Remaining = f.dims
+		return t, nil
+	}
+	if !f.possible {
+		return Target{}, nil
+	}
+	if !f.hasRemaining {
+		return Target{}, fmt.Errorf("%w: remaining_tokens: missing", ErrLabel)
+	}
+	return Target{Tokens: Truth{Remaining: f.remaining, Possible: true}}, nil
+}
