@@ -42,6 +42,34 @@ $(TOKENIZER):
 clean:
 	rm -rf bin out
 
+# ---- ollama: a real Ollama server for the integration tests -----------------
+# The Go module archive of Ollama omits llama.cpp's vendor/ headers: Debian
+# packages nlohmann/json and stb_image; third_party/miniaudio stands in for
+# miniaudio (audio input disabled). The binary is CPU-only and cached in
+# $(CACHE)/bin; it is rebuilt only when missing or at another version.
+OLLAMA_VERSION  := v0.17.4
+OLLAMA_BIN      := $(CACHE)/bin/ollama
+OLLAMA_APT      := nlohmann-json3-dev libstb-dev
+OLLAMA_CPPFLAGS := -I/usr/include/stb -I$(CURDIR)/third_party
+SUDO            := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: ollama
+
+## ollama: build the Ollama server $(OLLAMA_VERSION) into $(CACHE)/bin
+ollama:
+	@if [ -x $(OLLAMA_BIN) ] && $(GO) version -m $(OLLAMA_BIN) 2>/dev/null | \
+	    grep -Eq "^[[:space:]]+mod[[:space:]]+github.com/ollama/ollama[[:space:]]+$(OLLAMA_VERSION)[[:space:]]"; then \
+	  echo "ollama: $(OLLAMA_BIN) ($(OLLAMA_VERSION), cached)"; \
+	else \
+	  dpkg -s $(OLLAMA_APT) >/dev/null 2>&1 || \
+	    ($(SUDO) apt-get update && $(SUDO) apt-get install -y $(OLLAMA_APT)) && \
+	  mkdir -p $(CACHE)/bin && \
+	  CGO_ENABLED=1 CGO_CPPFLAGS="$(OLLAMA_CPPFLAGS)" GOBIN=$(CACHE)/bin \
+	    $(GO) install -ldflags="-X=github.com/ollama/ollama/version.Version=$(OLLAMA_VERSION:v%=%)" \
+	    github.com/ollama/ollama@$(OLLAMA_VERSION) && \
+	  echo "ollama: $(OLLAMA_BIN) ($(OLLAMA_VERSION), built)"; \
+	fi
+
 # ---- chromium: headless browser for the eval report test --------------------
 # eval/report's test opens the HTML report in headless Chromium and checks the
 # SVG plots render; it skips (saying so) only when no browser is installed.
