@@ -24,7 +24,7 @@ run: build tokenizer
 	./$(BIN) build
 
 ## test: vet, race-enabled unit and integration tests
-test: tokenizer
+test: tokenizer duckdb
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 
@@ -83,3 +83,10 @@ chromium:
 	  ($(CHROMIUM_SUDO) apt-get update && $(CHROMIUM_SUDO) apt-get install -y chromium)
 
 test: chromium
+
+## duckdb: DuckDB's Node.js client, the independent parquet reader the tests check outputs with
+DUCKDB := $(CACHE)/node/node_modules/@duckdb/node-api/package.json
+duckdb: $(DUCKDB)
+$(DUCKDB):
+	@mkdir -p $(CACHE)/node
+	npm install --silent --no-audit --no-fund --prefix $(CACHE)/node @duckdb/node-api@1.5.6-r.1
