@@ -84,7 +84,8 @@ func decodeTurns(b []byte) (probes.Trajectory, probes.Accounting, error) {
 	var t probes.Trajectory
 	var a probes.Accounting
 	n, k := binary.Uvarint(b)
-	if k <= 0 {
+	// Each turn takes at least four bytes: a bad count cannot allocate.
+	if k <= 0 || n > uint64(len(b)-k)/4 {
 		return t, a, errCorrupt
 	}
 	b = b[k:]
