@@ -67,8 +67,8 @@ func TestBalanced(t *testing.T) {
 	}
 	possible := func(e Entry) bool { return e.Traj < 3 } // 3 possible, 7 impossible
 	tests := []struct {
-		name                         string
-		b                            Balance
+		name                        string
+		b                           Balance
 		pos, imp, dups, downsampled int
 	}{
 		{"paper defaults", Balance{Oversample: 2, Ratio: 1}, 6, 6, 3, 1},
