@@ -38,7 +38,7 @@ func TestBootstrapDegenerate(t *testing.T) {
 	// and reward 0.2, so the intervals collapse onto the estimate.
 	var rows []Scored
 	for _, id := range []string{"a", "b", "c"} {
-		rows = append(rows, Scored{TrajectoryID: id, Class: Impossible, FormatValid: true, MidRelErr: math.NaN(), Reward: 0.2})
+		rows = append(rows, NewScored(Truth{CustomID: id, TrajectoryID: id}, "<answer>impossible</answer>"))
 	}
 	got := Bootstrap(rows, 50, 3)
 	if ci := got["accuracy"]; ci.Low != 1 || ci.High != 1 || ci.Replicates != 50 {

@@ -1,5 +1,7 @@
 package eval
 
+import "bagen-data/reward"
+
 // Counts counts probes by predicted class.
 type Counts struct {
 	Possible   int `json:"possible"`
@@ -10,11 +12,11 @@ type Counts struct {
 // Total is the number of probes counted.
 func (c Counts) Total() int { return c.Possible + c.Impossible + c.Invalid }
 
-func (c *Counts) add(p Class) {
+func (c *Counts) add(p reward.Class) {
 	switch p {
-	case Possible:
+	case reward.ClassPossible:
 		c.Possible++
-	case Impossible:
+	case reward.ClassImpossible:
 		c.Impossible++
 	default:
 		c.Invalid++
@@ -34,9 +36,9 @@ func ConfusionOf(rows []Scored) Confusion {
 	var c Confusion
 	for _, r := range rows {
 		if r.Possible {
-			c.Possible.add(r.Class)
+			c.Possible.add(r.Class())
 		} else {
-			c.Impossible.add(r.Class)
+			c.Impossible.add(r.Class())
 		}
 	}
 	return c

@@ -1,5 +1,7 @@
 package eval
 
+import "bagen-data/reward"
+
 // EarlyStop is the early-stopping policy of the paper's §6.1 replayed on the
 // table: each trajectory stops at its first probe (lowest probe_after_turn)
 // predicted impossible.
@@ -47,7 +49,7 @@ func (t *trajectory) add(r Scored) {
 	}
 	t.probes++
 	t.failed = t.failed || !r.Possible
-	if r.Class != Impossible {
+	if r.Class() != reward.ClassImpossible {
 		return
 	}
 	t.impossible++

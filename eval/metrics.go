@@ -27,8 +27,10 @@ type Metrics struct {
 	FirstTurnProbes int `json:"first_turn_probes"`
 	FailF1          Num `json:"fail_f1"`
 
-	// Intervals counts truly possible probes answered with an interval,
-	// Covered those whose interval holds r.
+	// Intervals counts truly possible probes answered with a well-formed
+	// interval (L ≤ H; reward.Detail.Interval), Covered those whose interval
+	// holds r. Scalars and reversed intervals claim feasibility but are not
+	// intervals.
 	Intervals int `json:"intervals"`
 	Covered   int `json:"covered"`
 	// Coverage is Covered / Intervals (the appendix's Cover); HitRate is
@@ -69,7 +71,7 @@ func Compute(rows []Scored) Metrics {
 		if r.Missing {
 			m.Missing++
 		}
-		if r.FormatValid {
+		if r.FormatValid() {
 			valid++
 		}
 	}
@@ -122,14 +124,14 @@ type intervalStats struct {
 func intervalsOf(rows []Scored) intervalStats {
 	var s intervalStats
 	for _, r := range rows {
-		if !r.Possible || !r.Interval {
+		if !r.Possible || !r.Detail.Interval {
 			continue
 		}
 		s.intervals++
-		if !math.IsNaN(r.MidRelErr) {
-			s.mre = append(s.mre, r.MidRelErr)
+		if mre := r.midRelErr(); !math.IsNaN(mre) {
+			s.mre = append(s.mre, mre)
 		}
-		if r.Covered {
+		if r.Detail.Covered {
 			s.covered++
 			continue
 		}
@@ -164,7 +166,7 @@ func means(rows []Scored) (reward, score Num) {
 	var sr, ss float64
 	var possible int
 	for _, r := range rows {
-		sr += r.Reward
+		sr += r.Detail.Reward
 		if r.Possible {
 			ss += r.Score
 			possible++

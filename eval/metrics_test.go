@@ -8,7 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// Hand-computed table used by the metric tests. Four trajectories:
+// Hand-computed table used by the metric tests. Four trajectories, the
+// answers read by reward.Parse and scored by reward.Train (R) and
+// reward.Paper (S):
 //
 //	traj  T  probe  used    r     truth       answer       class   cov  MRE    R     S
 //	A     4  p0     200   800     possible    [600, 1000]  pos     yes  0      0.90  0.5
@@ -28,29 +30,23 @@ import (
 //	possible    4  1  1
 //	impossible  2  2  1
 func handTable() []Scored {
-	iv := func(id string, p, T, used, r int64, ok bool, lo, hi int64, cov bool, mre, rew, sc float64) Scored {
-		return Scored{CustomID: id, TrajectoryID: id[:1], ProbeAfterTurn: p, TotalTurns: T, TokensUsed: used,
-			Remaining: r, Possible: ok, Class: Possible, Interval: true, Low: lo, High: hi, FormatValid: true,
-			Covered: cov, MidRelErr: mre, Reward: rew, Score: sc}
+	row := func(id string, p, T, used, r int64, ok bool, answer string) Scored {
+		t := Truth{CustomID: id, TrajectoryID: id[:1], ProbeAfterTurn: p, TotalTurns: T, TokensUsed: used, Remaining: r, Possible: ok}
+		return NewScored(t, "<answer>"+answer+"</answer>")
 	}
-	other := func(id string, p, T, used, r int64, ok bool, c Class, rew float64) Scored {
-		return Scored{CustomID: id, TrajectoryID: id[:1], ProbeAfterTurn: p, TotalTurns: T, TokensUsed: used,
-			Remaining: r, Possible: ok, Class: c, FormatValid: c == Impossible, MidRelErr: math.NaN(), Reward: rew}
-	}
-	nan := math.NaN()
-	missing := other("D2", 2, 3, 2000, 1000, false, Invalid, 0)
+	missing := NewScored(Truth{CustomID: "D2", TrajectoryID: "D", ProbeAfterTurn: 2, TotalTurns: 3, TokensUsed: 2000, Remaining: 1000}, "")
 	missing.Missing = true
 	return []Scored{
-		iv("A0", 0, 4, 200, 800, true, 600, 1000, true, 0, 0.9, 0.5),
-		iv("A1", 1, 4, 400, 600, true, 300, 500, false, 1.0/3, 0, 0),
-		other("A2", 2, 4, 700, 300, true, Impossible, 0),
-		iv("A3", 3, 4, 900, 100, true, 80, 120, true, 0, 1.08, 0.6),
-		other("B0", 0, 2, 100, 400, true, Invalid, 0),
-		iv("B1", 1, 2, 300, 200, true, 250, 350, false, 0.5, 0, 0),
-		iv("C0", 0, 5, 150, 1850, false, 500, 900, false, nan, 0, 0),
-		other("C1", 1, 5, 500, 1500, false, Impossible, 0.2),
-		other("C3", 3, 5, 1400, 600, false, Impossible, 0.2),
-		iv("D0", 0, 3, 300, 2700, false, 100, 200, false, nan, 0, 0),
+		row("A0", 0, 4, 200, 800, true, "[600, 1000]"),
+		row("A1", 1, 4, 400, 600, true, "[300, 500]"),
+		row("A2", 2, 4, 700, 300, true, "impossible"),
+		row("A3", 3, 4, 900, 100, true, "[80, 120]"),
+		row("B0", 0, 2, 100, 400, true, "about four hundred"),
+		row("B1", 1, 2, 300, 200, true, "[250, 350]"),
+		row("C0", 0, 5, 150, 1850, false, "[500, 900]"),
+		row("C1", 1, 5, 500, 1500, false, "Impossible"),
+		row("C3", 3, 5, 1400, 600, false, "impossible"),
+		row("D0", 0, 3, 300, 2700, false, "[100,200]"),
 		missing,
 	}
 }
@@ -225,5 +221,31 @@ func TestProgressBin(t *testing.T) {
 		if got := ProgressBin(tt.p, tt.T); got != tt.want {
 			t.Errorf("ProgressBin(%d, %d): got %d, want %d", tt.p, tt.T, got, tt.want)
 		}
+	}
+}
+
+// TestComputeMalformed pins how scalars and reversed intervals count: both
+// claim feasibility, neither is a well-formed interval for Cover and MRE,
+// and only the reversed interval has the required format.
+func TestComputeMalformed(t *testing.T) {
+	truth := func(id string) Truth {
+		return Truth{CustomID: id, TrajectoryID: id, TotalTurns: 2, Remaining: 500, Possible: true}
+	}
+	rows := []Scored{
+		NewScored(truth("scalar"), "<answer>500</answer>"),
+		NewScored(truth("reversed"), "<answer>[900, 100]</answer>"),
+		NewScored(truth("good"), "<answer>[400, 500]</answer>"),
+	}
+	m := Compute(rows)
+	if m.RecallPossible != 1 || m.Intervals != 1 || m.Covered != 1 || m.FormatValid != Num(2.0/3) {
+		t.Errorf("got recall %v, intervals %d, covered %d, format-valid %v; want 1, 1, 1, 2/3",
+			float64(m.RecallPossible), m.Intervals, m.Covered, float64(m.FormatValid))
+	}
+	// Only [400, 500] scores: 1.8·(1 − 100/500) = 1.44, mean 0.48; S 0.8/3.
+	if !cmp.Equal(m.Reward, Num(0.48), approx) || !cmp.Equal(m.Score, Num(0.8/3), approx) {
+		t.Errorf("got R %v, S %v; want 0.48, 0.2667", float64(m.Reward), float64(m.Score))
+	}
+	if !cmp.Equal(m.MREP50, Num(0.1), approx) {
+		t.Errorf("got MRE P50 %v, want 0.1 (midpoint 450 vs 500)", float64(m.MREP50))
 	}
 }

@@ -1,5 +1,7 @@
 package eval
 
+import "bagen-data/reward"
+
 // ProgressBins is the number of rollout-progress bins: progress
 // probe_after_turn / total_turns falls in [0, 0.2), [0.2, 0.4), …,
 // [0.8, 1.0] (a probe after the last turn counts in the last bin).
@@ -68,7 +70,7 @@ func binOf(rows []Scored) Bin {
 			continue
 		}
 		b.FailedProbes++
-		if r.Class == Impossible {
+		if r.Class() == reward.ClassImpossible {
 			b.FailedCaught++
 		}
 	}

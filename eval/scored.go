@@ -1,32 +1,15 @@
 package eval
 
-// Class is a predicted feasibility class.
-type Class uint8
+import (
+	"math"
 
-const (
-	// Invalid is an answer that is neither an estimate nor "impossible"
-	// (no <answer> tag, malformed text, or no prediction at all).
-	Invalid Class = iota
-	// Possible is a feasible prediction: an interval, or a scalar estimate.
-	Possible
-	// Impossible is the answer "impossible".
-	Impossible
+	"bagen-data/dataset"
+	"bagen-data/reward"
 )
 
-// String names the class as the JSON and text outputs do.
-func (c Class) String() string {
-	switch c {
-	case Possible:
-		return "possible"
-	case Impossible:
-		return "impossible"
-	}
-	return "invalid"
-}
-
 // Scored is one probe of the scored table: its truth, the parsed prediction
-// and the prediction's rewards. Build rows with Score; the GRPO trainer and
-// tests may also fill them directly.
+// and the prediction's rewards. Build rows with Score (from a parquet row)
+// or NewScored (from a probe's truth).
 type Scored struct {
 	CustomID     string
 	TrajectoryID string
@@ -41,29 +24,80 @@ type Scored struct {
 	// Possible is the truth: the trajectory finishes within the budget.
 	Possible bool
 
-	// Class is the predicted class.
-	Class Class
-	// Interval says the prediction is an interval [Low, High] (reversed
-	// intervals included); Low and High are meaningful only then.
-	Interval  bool
-	Low, High int64
-	// FormatValid says the answer has the required format: an interval or
-	// "impossible" inside <answer> tags.
-	FormatValid bool
+	// Prediction is the parsed answer (reward.Parse).
+	Prediction reward.Prediction
 	// Missing says no prediction was given for the probe; it is scored as
-	// an invalid answer.
+	// an unparseable answer.
 	Missing bool
-	// Covered says the truth is possible and L ≤ r ≤ H.
-	Covered bool
-	// MidRelErr is |(L+H)/2 − r| / r for an interval on a possible probe
-	// with r > 0, NaN otherwise.
-	MidRelErr float64
-	// Reward is the rule reward R (1.8 / 0.2 weights).
-	Reward float64
-	// Score is the paper's score S (eq. 4): coverage × tightness on
-	// possible probes, 0 on impossible ones.
+	// Detail is the prediction scored by reward.Train (the 1.8 / 0.2 rule
+	// reward R): its class, whether it is a well-formed interval, coverage
+	// and midpoint relative error.
+	Detail reward.Detail
+	// Score is the paper's score S (eq. 4), reward.Paper: coverage ×
+	// tightness on possible probes, 0 on impossible ones.
 	Score float64
 }
 
+// Truth is what NewScored needs to know about a probe.
+type Truth struct {
+	CustomID       string
+	TrajectoryID   string
+	ProbeAfterTurn int64
+	TotalTurns     int64
+	TokensUsed     int64
+	Remaining      int64
+	Possible       bool
+}
+
+// NewScored parses response and scores it against t with reward.Train and
+// reward.Paper.
+func NewScored(t Truth, response string) Scored {
+	p := reward.Parse(response)
+	rt := reward.Truth{Remaining: t.Remaining, Possible: t.Possible}
+	return Scored{
+		CustomID: t.CustomID, TrajectoryID: t.TrajectoryID,
+		ProbeAfterTurn: t.ProbeAfterTurn, TotalTurns: t.TotalTurns,
+		TokensUsed: t.TokensUsed, Remaining: t.Remaining, Possible: t.Possible,
+		Prediction: p,
+		Detail:     reward.Train.Detail(p, rt),
+		Score:      reward.Paper.Score(p, rt),
+	}
+}
+
+// TruthOf reads a probe's truth from an RL or eval parquet row. The
+// trajectory is extra_info.trajectory_id, or the custom_id before
+// "_probe_after_turn_" when that is empty.
+func TruthOf(row dataset.RLRow) Truth {
+	x := row.ExtraInfo
+	traj := x.TrajectoryID
+	if traj == "" {
+		traj = dataset.TrajectoryOf(x.CustomID)
+	}
+	return Truth{
+		CustomID: x.CustomID, TrajectoryID: traj,
+		ProbeAfterTurn: x.ProbeAfterTurn, TotalTurns: x.TotalTurns,
+		TokensUsed: x.TokensUsed, Remaining: x.RemainingTokens, Possible: x.IsPossible,
+	}
+}
+
+// Class is the predicted feasibility class.
+func (s Scored) Class() reward.Class { return s.Detail.Class }
+
+// FormatValid reports whether the answer has the required format: an
+// interval or "impossible" inside <answer> tags (a scalar does not).
+func (s Scored) FormatValid() bool {
+	return s.Prediction.Kind == reward.Interval || s.Prediction.Kind == reward.Impossible
+}
+
 // Mid returns the interval midpoint (L+H)/2.
-func (s Scored) Mid() float64 { return (float64(s.Low) + float64(s.High)) / 2 }
+func (s Scored) Mid() float64 {
+	return (float64(s.Prediction.Low) + float64(s.Prediction.High)) / 2
+}
+
+// midRelErr is the detail's MRE, NaN when undefined.
+func (s Scored) midRelErr() float64 {
+	if math.IsInf(s.Detail.MidRelErr, 0) {
+		return math.NaN()
+	}
+	return s.Detail.MidRelErr
+}

@@ -6,7 +6,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"math"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,29 +22,22 @@ import (
 // trajectory caught late and intervals in every progress bin but the last.
 func sample() eval.Run {
 	var rows []eval.Scored
-	add := func(traj string, p, T, r int64, possible bool, c eval.Class, lo, hi int64) {
-		s := eval.Scored{CustomID: traj, TrajectoryID: traj, ProbeAfterTurn: p, TotalTurns: T, TokensUsed: 100,
-			Remaining: r, Possible: possible, Class: c, FormatValid: c != eval.Invalid, MidRelErr: math.NaN()}
-		if c == eval.Possible {
-			s.Interval, s.Low, s.High = true, lo, hi
-			if possible {
-				s.Covered = lo <= r && r <= hi
-				s.MidRelErr = math.Abs(s.Mid()-float64(r)) / float64(r)
-			}
-		}
-		rows = append(rows, s)
+	add := func(traj string, p, T, r int64, possible bool, answer string) {
+		t := eval.Truth{CustomID: fmt.Sprintf("%s_probe_after_turn_%d", traj, p), TrajectoryID: traj,
+			ProbeAfterTurn: p, TotalTurns: T, TokensUsed: 100, Remaining: r, Possible: possible}
+		rows = append(rows, eval.NewScored(t, "<answer>"+answer+"</answer>"))
 	}
 	okLow, okHigh := []int64{500, 300, 500, 100}, []int64{1100, 700, 700, 300}
 	for p := int64(0); p < 4; p++ {
 		// r = 1000, 800, 600, 400: covered, optimistic miss, covered, optimistic miss.
-		add("ok", p, 5, 1000-200*p, true, eval.Possible, okLow[p], okHigh[p])
+		add("ok", p, 5, 1000-200*p, true, fmt.Sprintf("[%d, %d]", okLow[p], okHigh[p]))
 		// r = 800, 650, 500, 350 under [900, 1000]: conservative misses.
-		add("ok2", p, 5, 800-150*p, true, eval.Possible, 900, 1000)
-		c := eval.Possible
+		add("ok2", p, 5, 800-150*p, true, "[900, 1000]")
+		answer := "[100, 200]"
 		if p >= 2 {
-			c = eval.Impossible
+			answer = "impossible"
 		}
-		add("bad", p, 5, 2000-300*p, false, c, 100, 200)
+		add("bad", p, 5, 2000-300*p, false, answer)
 	}
 	return eval.Run{Name: "sample <run>", Data: "eval/test.parquet", Predictions: "preds.jsonl", Metrics: eval.Compute(rows)}
 }

@@ -1,0 +1,98 @@
+package validate
+
+import (
+	"fmt"
+
+	"bagen-data/dataset"
+)
+
+// chatFraming approximates the tokens ChatML adds around a prompt:
+// "<|im_start|>role\n" … "<|im_end|>\n" is 5 tokens per message, and the
+// generation prompt "<|im_start|>assistant\n" 3 more.
+const (
+	framingPerMessage = 5
+	framingGeneration = 3
+)
+
+// promptTokens counts a prompt as a chat template renders it.
+func (v *validator) promptTokens(msgs []dataset.Message) int {
+	n := framingGeneration
+	for _, m := range msgs {
+		n += v.cfg.Counter.Count(m.Content) + framingPerMessage
+	}
+	return n
+}
+
+// checkLength warns about prompts longer than MaxPromptTokens.
+func (v *validator) checkLength(f *file, at loc, msgs []dataset.Message) {
+	if v.cfg.Counter == nil {
+		return
+	}
+	n := v.promptTokens(msgs)
+	if n > v.longest {
+		v.longest, v.longLoc = n, at
+	}
+	if n > v.cfg.MaxPromptTokens {
+		v.fs.add(CheckSize, Warning, "prompt-too-long", f.path,
+			fmt.Sprintf("prompts longer than %d tokens (verl's max_prompt_length filters or truncates them)", v.cfg.MaxPromptTokens),
+			at.example(fmt.Sprintf("%d tokens", n)))
+	}
+}
+
+// balance reports each file's classes and duplicates, against the manifest
+// when there is one.
+func (v *validator) balance(f *file, s FileSummary) {
+	file := Example{File: f.path, Row: -1}
+	say := func(level Level, code, summary, msg string) {
+		e := file
+		e.Message = msg
+		v.fs.add(CheckBalance, level, code, f.path, summary, e)
+	}
+	ratio := "n/a"
+	if s.Possible > 0 {
+		ratio = fmt.Sprintf("%.2f", float64(s.Impossible)/float64(s.Possible))
+	}
+	v.fs.add(CheckBalance, Info, "classes", "", "class counts", Example{File: f.path, Row: -1, Message: fmt.Sprintf("%s: %d possible, %d impossible (impossible/possible %s)", f.split, s.Possible, s.Impossible, ratio)})
+	if s.Rows > 0 && (s.Possible == 0 || s.Impossible == 0) {
+		say(Warning, "class-missing", "splits without one of the classes (F1 and recall of the absent class are undefined)",
+			fmt.Sprintf("%d possible, %d impossible", s.Possible, s.Impossible))
+	}
+	var ms manifestSplit
+	if v.manifest != nil {
+		ms = v.manifest.Splits[f.split]
+	}
+	if ms.Known && (ms.Possible != s.Possible || ms.Impossible != s.Impossible) {
+		say(Warning, "manifest-counts", "class counts differ from the manifest's",
+			fmt.Sprintf("%d possible, %d impossible; manifest says %d, %d", s.Possible, s.Impossible, ms.Possible, ms.Impossible))
+	}
+	dups := duplicates(f)
+	train := f.split != dataset.SplitEval
+	switch {
+	case dups == 0:
+	case ms.Known && ms.Duplicates == dups:
+		say(Info, "oversampled", "duplicate rows (oversampled possible probes, as the manifest records)", fmt.Sprintf("%s: %d duplicate rows", f.split, dups))
+	case train && v.manifest == nil:
+		say(Info, "oversampled", "duplicate rows (possible probes are oversampled in training splits)", fmt.Sprintf("%s: %d duplicate rows", f.split, dups))
+	default:
+		say(Warning, "duplicates", "rows repeating an earlier row's custom_id", fmt.Sprintf("%d duplicate rows", dups))
+	}
+}
+
+// duplicates counts rows whose custom_id appeared earlier in the file.
+func duplicates(f *file) int {
+	seen := map[string]bool{}
+	n := 0
+	count := func(id string) {
+		if seen[id] {
+			n++
+		}
+		seen[id] = true
+	}
+	for _, r := range f.sft {
+		count(r.CustomID)
+	}
+	for _, r := range f.rl {
+		count(r.ExtraInfo.CustomID)
+	}
+	return n
+}

@@ -1,0 +1,51 @@
+package validate
+
+import (
+	"fmt"
+
+	"bagen-data/dataset"
+)
+
+// checkFile runs the row checks of one readable file.
+func (v *validator) checkFile(f *file) {
+	if !f.checked {
+		return
+	}
+	for i, row := range f.rl {
+		at := loc{file: f.path, row: i, id: row.ExtraInfo.CustomID}
+		v.checkRLLabels(f, i, row)
+		v.checkShape(f, at, row.Prompt, row.ExtraInfo.ProbeAfterTurn, true)
+		v.recordTrajectory(f.split, trajectoryOf(row), at)
+		if f.split != dataset.SplitEval {
+			v.recordPrompt(row.Prompt, at)
+		}
+		v.checkLength(f, at, row.Prompt)
+	}
+	for i, row := range f.sft {
+		at := loc{file: f.path, row: i, id: row.CustomID}
+		p, pOK := v.checkSFTLabels(f, i, row)
+		v.checkShape(f, at, row.Messages, p, pOK)
+		v.recordTrajectory(f.split, dataset.TrajectoryOf(row.CustomID), at)
+		if n := len(row.Messages); n > 0 {
+			prompt := row.Messages[:n-1]
+			v.recordPrompt(prompt, at)
+			v.checkLength(f, at, prompt)
+		}
+	}
+}
+
+// crossChecks runs the checks that need every file: leakage, balance and
+// the longest prompt.
+func (v *validator) crossChecks(files []*file) {
+	v.leakage(files)
+	for _, f := range files {
+		if f.checked {
+			v.balance(f, v.summary(f))
+		}
+	}
+	if v.cfg.Counter != nil && v.longest > 0 {
+		v.fs.add(CheckSize, Info, "prompt-tokens", "",
+			fmt.Sprintf("longest prompt (limit %d; ChatML framing counted as %d tokens per message + %d)", v.cfg.MaxPromptTokens, framingPerMessage, framingGeneration),
+			v.longLoc.example(fmt.Sprintf("%d tokens", v.longest)))
+	}
+}

@@ -1,0 +1,203 @@
+package validate
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"bagen-data/dataset"
+)
+
+// Kinds of file, by schema.
+const (
+	kindSFT = "sft"
+	kindRL  = "rl"
+)
+
+// file is one parquet file under validation.
+type file struct {
+	path    string
+	kind    string // kindSFT or kindRL
+	split   string // dataset.SplitSFT, SplitRL or SplitEval
+	schema  Type
+	numRows int // from the file's metadata
+	sft     []dataset.SFTRow
+	rl      []dataset.RLRow
+	checked bool
+}
+
+func (f *file) rows() int {
+	if f.kind == kindSFT {
+		return len(f.sft)
+	}
+	return len(f.rl)
+}
+
+// discover expands paths into parquet files and finds the manifest: a
+// directory in build's layout contributes its three split files (and its
+// manifest.json); any other directory every *.parquet below it.
+func discover(paths []string) (files []string, manifest string, err error) {
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, "", err
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			if manifest == "" {
+				manifest = manifestNear(p)
+			}
+			continue
+		}
+		found, m, err := discoverDir(p)
+		if err != nil {
+			return nil, "", err
+		}
+		files = append(files, found...)
+		if manifest == "" {
+			manifest = m
+		}
+	}
+	if len(files) == 0 {
+		return nil, "", fmt.Errorf("%s: %w", strings.Join(paths, ", "), ErrNoFiles)
+	}
+	return files, manifest, nil
+}
+
+func discoverDir(dir string) (files []string, manifest string, err error) {
+	for _, name := range []string{dataset.SFTFile, dataset.RLFile, dataset.EvalFile} {
+		if p := filepath.Join(dir, filepath.FromSlash(name)); exists(p) {
+			files = append(files, p)
+		}
+	}
+	if m := filepath.Join(dir, dataset.ManifestFile); exists(m) {
+		manifest = m
+	}
+	if len(files) > 0 {
+		return files, manifest, nil
+	}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	slices.Sort(files)
+	return files, manifest, err
+}
+
+// manifestNear finds the manifest of a file given on its own: next to it,
+// or one level up when it sits in an sft/, rl/ or eval/ directory.
+func manifestNear(path string) string {
+	dir := filepath.Dir(path)
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if m := filepath.Join(d, dataset.ManifestFile); exists(m) {
+			return m
+		}
+	}
+	return ""
+}
+
+func exists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// splitOf names the split of a file: its directory when that is sft, rl or
+// eval, else a guess from the file name.
+func splitOf(path, kind string) string {
+	switch d := filepath.Base(filepath.Dir(path)); d {
+	case dataset.SplitSFT, dataset.SplitRL, dataset.SplitEval:
+		return d
+	}
+	if kind == kindSFT {
+		return dataset.SplitSFT
+	}
+	base := strings.ToLower(filepath.Base(path))
+	for _, s := range []string{"test", "eval", "val"} {
+		if strings.Contains(base, s) {
+			return dataset.SplitEval
+		}
+	}
+	return dataset.SplitRL
+}
+
+// kindOf decides which schema a file should have: from its directory, else
+// from its columns (messages → SFT; prompt, reward_model or extra_info →
+// RL). ok is false when neither tells.
+func kindOf(path string, t Type) (kind string, ok bool) {
+	switch filepath.Base(filepath.Dir(path)) {
+	case dataset.SplitSFT:
+		return kindSFT, true
+	case dataset.SplitRL, dataset.SplitEval:
+		return kindRL, true
+	}
+	has := func(name string) bool {
+		return slices.ContainsFunc(t.Fields, func(f Field) bool { return f.Name == name })
+	}
+	switch {
+	case has("messages"):
+		return kindSFT, true
+	case has("prompt") || has("reward_model") || has("extra_info"):
+		return kindRL, true
+	}
+	return "", false
+}
+
+// manifest is what validation uses from manifest.json. Every field is
+// optional: a missing or mistyped one is simply unknown.
+type manifest struct {
+	Width  string // "" when unknown
+	Labels string // "paper", "bagen-v1" or "" when unknown
+	Budget int64  // 0 when unknown or per trajectory
+	Splits map[string]manifestSplit
+}
+
+// manifestSplit is one split's counts; Known is false when absent.
+type manifestSplit struct {
+	Known      bool
+	Possible   int
+	Impossible int
+	Duplicates int
+}
+
+// readManifest decodes the parts of a manifest validation uses, leniently:
+// unknown or mistyped fields are ignored. Only unreadable JSON is an error.
+func readManifest(path string) (*manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var raw struct {
+		Config map[string]json.RawMessage `json:"config"`
+		Splits map[string]json.RawMessage `json:"splits"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m := &manifest{Splits: map[string]manifestSplit{}}
+	json.Unmarshal(raw.Config["width"], &m.Width)
+	json.Unmarshal(raw.Config["labels"], &m.Labels)
+	json.Unmarshal(raw.Config["budget"], &m.Budget)
+	for name, msg := range raw.Splits {
+		var s struct {
+			Rows *struct {
+				Possible   int `json:"possible"`
+				Impossible int `json:"impossible"`
+			} `json:"rows"`
+			Duplicates int `json:"duplicates_added"`
+		}
+		if json.Unmarshal(msg, &s) != nil || s.Rows == nil {
+			continue
+		}
+		m.Splits[name] = manifestSplit{Known: true, Possible: s.Rows.Possible, Impossible: s.Rows.Impossible, Duplicates: s.Duplicates}
+	}
+	return m, nil
+}

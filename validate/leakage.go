@@ -1,0 +1,79 @@
+package validate
+
+import (
+	"crypto/sha256"
+	"fmt"
+
+	"bagen-data/dataset"
+)
+
+// splitOrder is the order leakage pairs are reported in.
+var splitOrder = []string{dataset.SplitSFT, dataset.SplitRL, dataset.SplitEval}
+
+// recordTrajectory notes that a row of split belongs to traj.
+func (v *validator) recordTrajectory(split, traj string, at loc) {
+	m := v.inSplit[split]
+	if m == nil {
+		m = map[string]loc{}
+		v.inSplit[split] = m
+	}
+	if _, ok := m[traj]; !ok {
+		m[traj] = at
+		v.splits[split] = append(v.splits[split], trajLoc{traj: traj, at: at})
+	}
+}
+
+// promptKey identifies a prompt's text: every role and content.
+func promptKey(msgs []dataset.Message) [32]byte {
+	h := sha256.New()
+	for _, m := range msgs {
+		h.Write([]byte(m.Role))
+		h.Write([]byte{0})
+		h.Write([]byte(m.Content))
+		h.Write([]byte{0})
+	}
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
+}
+
+// recordPrompt notes a training prompt (SFT messages without the answer,
+// or an RL prompt).
+func (v *validator) recordPrompt(msgs []dataset.Message, at loc) {
+	k := promptKey(msgs)
+	if _, ok := v.prompts[k]; !ok {
+		v.prompts[k] = at
+	}
+}
+
+// leakage reports trajectories in two splits and eval prompts that also
+// appear in training data.
+func (v *validator) leakage(files []*file) {
+	for i, a := range splitOrder {
+		for _, b := range splitOrder[i+1:] {
+			for _, t := range v.splits[b] {
+				first, ok := v.inSplit[a][t.traj]
+				if !ok {
+					continue
+				}
+				v.fs.add(CheckLeakage, Error, "trajectory-leak", a+"/"+b,
+					fmt.Sprintf("trajectories with probes in both %s and %s (split by trajectory, never by probe)", a, b),
+					t.at.example(fmt.Sprintf("trajectory %q is also in %s at %s row %d", t.traj, a, first.file, first.row)))
+			}
+		}
+	}
+	for _, f := range files {
+		if f.split != dataset.SplitEval {
+			continue
+		}
+		for i, row := range f.rl {
+			first, ok := v.prompts[promptKey(row.Prompt)]
+			if !ok {
+				continue
+			}
+			at := loc{file: f.path, row: i, id: row.ExtraInfo.CustomID}
+			v.fs.add(CheckLeakage, Error, "prompt-leak", f.path, "eval prompts identical to a training prompt",
+				at.example(fmt.Sprintf("same prompt as %s row %d (%s)", first.file, first.row, first.id)))
+		}
+	}
+}
