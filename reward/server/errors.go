@@ -1,0 +1,55 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"bagen-data/reward"
+	"bagen-data/reward/internal/lex"
+)
+
+// Sentinels classify request failures; status maps them to HTTP codes.
+var (
+	// ErrBadRequest is wrapped by errors about a request body that is not
+	// the route's JSON shape.
+	ErrBadRequest = errors.New("bad request")
+	// ErrTooLarge: the body exceeds Config.MaxBody.
+	ErrTooLarge = errors.New("request body too large")
+	// ErrMethod: the route exists but not for this method.
+	ErrMethod = errors.New("method not allowed")
+	// ErrNotFound: no route has this path.
+	ErrNotFound = errors.New("not found")
+	// ErrConfig is wrapped by Config validation errors.
+	ErrConfig = errors.New("invalid server config")
+)
+
+// FieldError is a request field that cannot be read: Path names the field
+// and index, as in "labels[3]" or "items[0].remaining_tokens".
+type FieldError struct {
+	Path string
+	Err  error
+}
+
+func (e *FieldError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// status maps an error to its HTTP status code. Anything a client can send
+// maps to a 4xx; only failures of the server itself are 500.
+func status(err error) int {
+	var fe *FieldError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe), errors.Is(err, ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrMethod):
+		return http.StatusMethodNotAllowed
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	case errors.As(err, &fe), errors.Is(err, ErrBadRequest),
+		errors.Is(err, lex.ErrSyntax), errors.Is(err, reward.ErrLabel):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}

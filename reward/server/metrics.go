@@ -1,0 +1,162 @@
+package server
+
+import (
+	"math"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Route names, used as the route label of every metric.
+const (
+	routeOpenRLHF = "get_reward"
+	routeSlime    = "slime"
+	routeNative   = "v1_rewards"
+	routeHealth   = "healthz"
+	routeMetrics  = "metrics"
+	routeOther    = "other"
+)
+
+var allRoutes = []string{routeOpenRLHF, routeSlime, routeNative, routeHealth, routeMetrics, routeOther}
+
+// commonCodes get pre-resolved counters; others are looked up on use.
+var commonCodes = []int{200, 400, 404, 405, 413, 500}
+
+// rewardBuckets are the upper bounds of the reward histogram: rewards
+// are 0, 0.2, or in (0, 1.8].
+var rewardBuckets = []float64{0, 0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.6, 1.8}
+
+// metrics holds the server's Prometheus collectors. Safe for concurrent
+// use.
+type metrics struct {
+	requests *prometheus.CounterVec
+	codes    map[string]map[int]prometheus.Counter
+	latency  map[string]prometheus.Observer
+	items    map[string]prometheus.Counter
+	rewards  *rewardHistogram
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bagen_reward_requests_total", Help: "HTTP requests by route and status code.",
+		}, []string{"route", "code"}),
+		codes:   map[string]map[int]prometheus.Counter{},
+		latency: map[string]prometheus.Observer{},
+		items:   map[string]prometheus.Counter{},
+		rewards: newRewardHistogram(),
+	}
+	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "bagen_reward_request_duration_seconds",
+		Help:    "Time from request start to response written, by route.",
+		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18),
+	}, []string{"route"})
+	items := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "bagen_reward_items_scored_total", Help: "Responses scored, by route.",
+	}, []string{"route"})
+	for _, c := range []prometheus.Collector{m.requests, latency, items, m.rewards} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range allRoutes {
+		m.codes[r] = map[int]prometheus.Counter{}
+		for _, c := range commonCodes {
+			m.codes[r][c] = m.requests.WithLabelValues(r, strconv.Itoa(c))
+		}
+		m.latency[r] = latency.WithLabelValues(r)
+		m.items[r] = items.WithLabelValues(r)
+	}
+	return m, nil
+}
+
+// observe records one finished request.
+func (m *metrics) observe(route string, code, items int, took time.Duration) {
+	c, ok := m.codes[route][code]
+	if !ok {
+		c = m.requests.WithLabelValues(route, strconv.Itoa(code))
+	}
+	c.Inc()
+	m.latency[route].Observe(took.Seconds())
+	if items > 0 {
+		m.items[route].Add(float64(items))
+	}
+}
+
+// tally is a request-local reward histogram, merged into the shared one
+// once per request so batches do not contend on atomics per item.
+type tally struct {
+	counts [2][len(rewardBucketsArr) + 1]uint64
+	sums   [2]float64
+}
+
+var rewardBucketsArr = [...]float64{0, 0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.6, 1.8}
+
+func (t *tally) add(possible bool, r float64) {
+	c := 0
+	if possible {
+		c = 1
+	}
+	i := 0
+	for i < len(rewardBucketsArr) && r > rewardBucketsArr[i] {
+		i++
+	}
+	t.counts[c][i]++
+	t.sums[c] += r
+}
+
+// rewardHistogram is bagen_reward_reward{truth}: a histogram of rewards by
+// the probe's truth class, fed in bulk from tallies.
+type rewardHistogram struct {
+	desc   *prometheus.Desc
+	counts [2][len(rewardBucketsArr) + 1]atomic.Uint64
+	sums   [2]atomic.Uint64 // float64 bits
+}
+
+var truthNames = [2]string{"impossible", "possible"}
+
+func newRewardHistogram() *rewardHistogram {
+	return &rewardHistogram{desc: prometheus.NewDesc("bagen_reward_reward",
+		"Rewards given, by the probe's truth class.", []string{"truth"}, nil)}
+}
+
+func (h *rewardHistogram) merge(t *tally) {
+	for c := range t.counts {
+		n := uint64(0)
+		for i, v := range t.counts[c] {
+			if v > 0 {
+				h.counts[c][i].Add(v)
+				n += v
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		for {
+			old := h.sums[c].Load()
+			if h.sums[c].CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+t.sums[c])) {
+				break
+			}
+		}
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (h *rewardHistogram) Describe(ch chan<- *prometheus.Desc) { ch <- h.desc }
+
+// Collect implements prometheus.Collector.
+func (h *rewardHistogram) Collect(ch chan<- prometheus.Metric) {
+	for c, name := range truthNames {
+		buckets := make(map[float64]uint64, len(rewardBucketsArr))
+		var cum uint64
+		for i, ub := range rewardBucketsArr {
+			cum += h.counts[c][i].Load()
+			buckets[ub] = cum
+		}
+		count := cum + h.counts[c][len(rewardBucketsArr)].Load()
+		sum := math.Float64frombits(h.sums[c].Load())
+		ch <- prometheus.MustNewConstHistogram(h.desc, count, sum, buckets, name)
+	}
+}

@@ -1,0 +1,179 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"bagen-data/reward"
+	"bagen-data/reward/internal/lex"
+)
+
+var errMissing = errors.New("missing")
+
+// openRLHF answers OpenRLHF's remote reward protocol:
+//
+//	{"query": [str], "prompts": [str], "labels": [str]}
+//	→ {"rewards": [float], "scores": [float], "extra_logs": {…}}
+//
+// query[i] is prompt + response as decoded by the trainer; prompts is
+// optional. extra_logs holds numeric lists (trainers turn them into
+// tensors): covered (1 if the interval covers r; for Warehouse the
+// fraction of dimensions covered), interval (1 for a well-formed interval;
+// Warehouse: fraction of dimensions), pred_class (reward.Class: 0 invalid,
+// 1 possible, 2 impossible) and truth_possible (0 or 1).
+func (h *handler) openRLHF(st *state) (int, error) {
+	query, prompts, labels, hasPrompts, err := st.decodeOpenRLHF()
+	if err != nil {
+		return 0, err
+	}
+	for i := range query {
+		t, err := reward.ParseTarget(view(labels[i]))
+		if err != nil {
+			return 0, &FieldError{Path: "labels[" + strconv.Itoa(i) + "]", Err: err}
+		}
+		var prompt []byte
+		if hasPrompts {
+			prompt = prompts[i]
+		}
+		st.results = append(st.results, h.judge(st, responseOf(query[i], prompt, hasPrompts), t))
+	}
+	h.metrics.rewards.merge(&st.tally)
+	st.out = appendOpenRLHF(st.out[:0], st.results)
+	return len(st.results), nil
+}
+
+// decodeOpenRLHF reads the request's three string lists.
+func (st *state) decodeOpenRLHF() (query, prompts, labels [][]byte, hasPrompts bool, err error) {
+	d := &st.dec
+	d.Reset(st.body)
+	var seen [3]bool
+	if !d.Begin('{') {
+		return nil, nil, nil, false, &FieldError{Path: "body", Err: d.Err()}
+	}
+	for i := 0; d.Next(i, '}'); i++ {
+		key := d.Key()
+		k := -1
+		switch string(key) {
+		case "query":
+			k = 0
+		case "prompts":
+			k = 1
+		case "labels":
+			k = 2
+		}
+		if k < 0 {
+			d.Skip()
+			continue
+		}
+		if k == 1 && d.Null() {
+			continue
+		}
+		seen[k] = true
+		if st.strs[k], err = readStrings(d, string(key), st.strs[k][:0]); err != nil {
+			return nil, nil, nil, false, err
+		}
+	}
+	d.Finish()
+	if err := d.Err(); err != nil {
+		return nil, nil, nil, false, &FieldError{Path: "body", Err: err}
+	}
+	query, prompts, labels = st.strs[0], st.strs[1], st.strs[2]
+	switch {
+	case !seen[0]:
+		return nil, nil, nil, false, &FieldError{Path: "query", Err: errMissing}
+	case !seen[2]:
+		return nil, nil, nil, false, &FieldError{Path: "labels", Err: errMissing}
+	case len(query) == 0:
+		return nil, nil, nil, false, &FieldError{Path: "query", Err: errors.New("empty batch")}
+	case len(labels) != len(query):
+		return nil, nil, nil, false, &FieldError{Path: "labels", Err: fmt.Errorf("has %d items, query has %d", len(labels), len(query))}
+	case seen[1] && len(prompts) != len(query):
+		return nil, nil, nil, false, &FieldError{Path: "prompts", Err: fmt.Errorf("has %d items, query has %d", len(prompts), len(query))}
+	}
+	return query, prompts, labels, seen[1], nil
+}
+
+// readStrings reads a JSON array of strings into dst.
+func readStrings(d *lex.Decoder, field string, dst [][]byte) ([][]byte, error) {
+	if !d.Begin('[') {
+		return dst, &FieldError{Path: field, Err: d.Err()}
+	}
+	for i := 0; d.Next(i, ']'); i++ {
+		s := d.Str()
+		if d.Err() != nil {
+			return dst, &FieldError{Path: field + "[" + strconv.Itoa(i) + "]", Err: d.Err()}
+		}
+		dst = append(dst, s)
+	}
+	if d.Err() != nil {
+		return dst, &FieldError{Path: field, Err: d.Err()}
+	}
+	return dst, nil
+}
+
+func appendOpenRLHF(b []byte, rs []result) []byte {
+	b = append(b, `{"rewards":`...)
+	b = appendList(b, rs, func(b []byte, r result) []byte { return reward.AppendFloat(b, r.reward) })
+	b = append(b, `,"scores":`...)
+	b = appendList(b, rs, func(b []byte, r result) []byte { return reward.AppendFloat(b, r.reward) })
+	b = append(b, `,"extra_logs":{"covered":`...)
+	b = appendList(b, rs, func(b []byte, r result) []byte { return reward.AppendFloat(b, r.covered()) })
+	b = append(b, `,"interval":`...)
+	b = appendList(b, rs, func(b []byte, r result) []byte { return reward.AppendFloat(b, r.interval()) })
+	b = append(b, `,"pred_class":`...)
+	b = appendList(b, rs, func(b []byte, r result) []byte { return strconv.AppendInt(b, int64(r.class()), 10) })
+	b = append(b, `,"truth_possible":`...)
+	b = appendList(b, rs, func(b []byte, r result) []byte { return strconv.AppendInt(b, int64(b2i(r.possible)), 10) })
+	return append(b, "}}"...)
+}
+
+func appendList(b []byte, rs []result, f func([]byte, result) []byte) []byte {
+	b = append(b, '[')
+	for i, r := range rs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = f(b, r)
+	}
+	return append(b, ']')
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+func (r result) class() reward.Class {
+	if r.warehouse {
+		return r.wdetail.Class
+	}
+	return r.detail.Class
+}
+
+// covered is 1 or 0, or for Warehouse the fraction of dimensions covered.
+func (r result) covered() float64 {
+	if !r.warehouse {
+		return float64(b2i(r.detail.Covered))
+	}
+	n := 0
+	for _, d := range r.wdetail.Dims {
+		n += b2i(d.Covered)
+	}
+	return float64(n) / reward.NumDims
+}
+
+// interval is 1 or 0, or for Warehouse the fraction of dimensions read as
+// well-formed intervals.
+func (r result) interval() float64 {
+	if !r.warehouse {
+		return float64(b2i(r.detail.Interval))
+	}
+	n := 0
+	for _, d := range r.wdetail.Dims {
+		n += b2i(d.Interval)
+	}
+	return float64(n) / reward.NumDims
+}

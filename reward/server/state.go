@@ -1,0 +1,201 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+	"unsafe"
+
+	"bagen-data/reward"
+	"bagen-data/reward/internal/lex"
+)
+
+// state is the per-request scratch space, pooled so that a request in
+// the steady state allocates little beyond what net/http does.
+type state struct {
+	dec     lex.Decoder
+	body    []byte
+	out     []byte
+	strs    [3][][]byte
+	results []result
+	tally   tally
+}
+
+// result is one scored item.
+type result struct {
+	reward    float64
+	possible  bool // the truth
+	warehouse bool
+	detail    reward.Detail
+	wdetail   reward.WarehouseDetail
+}
+
+// maxPooled is the largest buffer kept in the pool; bigger ones are left
+// to the garbage collector so one huge request does not pin memory.
+const maxPooled = 4 << 20
+
+var statePool = sync.Pool{New: func() any { return new(state) }}
+
+func getState() *state { return statePool.Get().(*state) }
+
+func putState(st *state) {
+	if cap(st.body) > maxPooled || cap(st.out) > maxPooled {
+		return
+	}
+	st.dec.Reset(nil)
+	for i := range st.strs {
+		clear(st.strs[i])
+		st.strs[i] = st.strs[i][:0]
+	}
+	st.results = st.results[:0]
+	st.tally = tally{}
+	statePool.Put(st)
+}
+
+// readBody reads the request body into st.body, at most max bytes.
+func (st *state) readBody(w http.ResponseWriter, r *http.Request, max int64) error {
+	if r.ContentLength > max {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, r.ContentLength, max)
+	}
+	body := http.MaxBytesReader(w, r.Body, max)
+	buf := st.body[:0]
+	if n := int(r.ContentLength); n > 0 && cap(buf) < n {
+		buf = make([]byte, 0, n)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			st.body = buf
+			return nil
+		}
+		if err != nil {
+			st.body = buf
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return fmt.Errorf("%w: limit %d bytes", ErrTooLarge, max)
+			}
+			return fmt.Errorf("%w: reading body: %w", ErrBadRequest, err)
+		}
+	}
+}
+
+// judge scores one response against its target with the server's rule.
+func (h *handler) judge(st *state, response []byte, t reward.Target) result {
+	s := view(response)
+	var res result
+	if t.Warehouse {
+		res = result{warehouse: true, possible: t.Resources.Possible,
+			wdetail: h.cfg.Rule.DetailWarehouse(reward.ParseWarehouse(s), t.Resources)}
+		res.reward = res.wdetail.Reward
+	} else {
+		res = result{possible: t.Tokens.Possible, detail: h.cfg.Rule.Detail(reward.Parse(s), t.Tokens)}
+		res.reward = res.detail.Reward
+	}
+	st.tally.add(res.possible, res.reward)
+	return res
+}
+
+// view returns b as a string without copying; b must not change while
+// the string is in use.
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// appendError appends {"error":"…"}.
+func appendError(b []byte, err error) []byte {
+	b = append(b, `{"error":`...)
+	b = appendString(b, err.Error())
+	return append(b, '}')
+}
+
+// appendString appends s as a JSON string, replacing invalid UTF-8.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, `\n`...)
+			case '\t':
+				b = append(b, `\t`...)
+			default:
+				b = append(b, `\u00`...)
+				b = append(b, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// Chat-template markers used to find the response inside an OpenRLHF
+// query.
+var (
+	assistantMarker = []byte("<|im_start|>assistant")
+	endMarkers      = [][]byte{[]byte("<|im_end|>"), []byte("<|endoftext|>")}
+)
+
+// responseOf extracts the model's response from an OpenRLHF query: the
+// query minus prompt when prompt is a prefix of it, else the text after
+// the last "<|im_start|>assistant", else the whole query; trailing
+// <|im_end|> and <|endoftext|> tokens (and white space between them) are
+// stripped.
+func responseOf(query, prompt []byte, hasPrompt bool) []byte {
+	resp := query
+	if hasPrompt && len(prompt) > 0 && bytes.HasPrefix(query, prompt) {
+		resp = query[len(prompt):]
+	} else if i := bytes.LastIndex(query, assistantMarker); i >= 0 {
+		resp = query[i+len(assistantMarker):]
+	}
+	return stripEnd(resp)
+}
+
+// stripEnd strips trailing end-of-turn tokens and the white space around
+// them.
+func stripEnd(resp []byte) []byte {
+	for {
+		trimmed := bytes.TrimRight(resp, " \t\r\n")
+		for _, m := range endMarkers {
+			trimmed = bytes.TrimSuffix(trimmed, m)
+		}
+		if len(trimmed) == len(resp) {
+			return resp
+		}
+		resp = trimmed
+	}
+}
