@@ -19,6 +19,7 @@ func App() *ucli.App {
 		HideHelpCommand:      true,
 		Commands: []*ucli.Command{
 			Build,
+			Reward,
 		},
 	}
 }

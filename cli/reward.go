@@ -1,0 +1,329 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"text/tabwriter"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"bagen-data/dataset"
+	"bagen-data/reward"
+	"bagen-data/reward/server"
+)
+
+// Reward is the `bagen-data reward` command: batch scoring and the HTTP
+// reward server.
+var Reward = &ucli.Command{
+	Name:        "reward",
+	Usage:       "score predictions with the rule reward, or serve it over HTTP",
+	Subcommands: []*ucli.Command{rewardScore, rewardServe},
+}
+
+var rewardScore = &ucli.Command{
+	Name:      "score",
+	Usage:     "score model predictions against an eval or RL parquet",
+	UsageText: "bagen-data reward score --data eval/test.parquet --predictions preds.jsonl [--out scored.jsonl]",
+	Description: `Joins predictions (JSONL {"custom_id": "...", "response": "..."}) to the data
+rows on custom_id, scores each response against the row's label with the
+rule reward, prints the mean reward by truth class and, with --out, writes
+one JSON line per scored row. Predictions with no data row and data rows
+with no prediction are listed on stderr and counted; --strict makes them an
+error.`,
+	Flags: []ucli.Flag{
+		&ucli.StringFlag{Name: "data", Required: true, Usage: "RL or eval parquet `FILE`"},
+		&ucli.StringFlag{Name: "predictions", Required: true, Usage: "predictions JSONL `FILE`"},
+		&ucli.StringFlag{Name: "out", Usage: "write per-row rewards and details to this JSONL `FILE`"},
+		&ucli.StringFlag{Name: "rule", Value: "train", Usage: "train (1.8/0.2, the RL reward) or paper (the evaluation score S)"},
+		&ucli.BoolFlag{Name: "strict", Usage: "fail when predictions and data rows do not match one to one"},
+	},
+	Action: runRewardScore,
+}
+
+var rewardServe = &ucli.Command{
+	Name:      "serve",
+	Usage:     "serve the rule reward over HTTP (OpenRLHF, slime, batch)",
+	UsageText: "bagen-data reward serve [--addr 127.0.0.1:8000] [--max-body 64MiB] [--log-requests]",
+	Description: `Routes: POST /get_reward (OpenRLHF --remote_rm_url), POST /slime (slime
+--rm-url), POST /v1/rewards (batch), GET /healthz, GET /metrics (Prometheus).
+SIGINT or SIGTERM drains in-flight requests and exits 0.`,
+	Flags: []ucli.Flag{
+		&ucli.StringFlag{Name: "addr", Value: "127.0.0.1:8000", Usage: "listen `ADDRESS`"},
+		&ucli.Int64Flag{Name: "max-body", Value: server.DefaultMaxBody, Usage: "largest request body in `BYTES`"},
+		&ucli.StringFlag{Name: "rule", Value: "train", Usage: "train (1.8/0.2) or paper (weights 1/0)"},
+		&ucli.DurationFlag{Name: "read-timeout", Value: server.DefaultTimeout, Usage: "limit on reading a request"},
+		&ucli.DurationFlag{Name: "write-timeout", Value: server.DefaultTimeout, Usage: "limit on handling and writing a response"},
+		&ucli.DurationFlag{Name: "idle-timeout", Value: server.DefaultTimeout, Usage: "limit on an idle keep-alive connection"},
+		&ucli.DurationFlag{Name: "shutdown-timeout", Value: server.DefaultShutdownTimeout, Usage: "limit on draining at shutdown"},
+		&ucli.BoolFlag{Name: "log-requests", Usage: "write a structured access log to stderr"},
+	},
+	Action: runRewardServe,
+}
+
+func ruleFlag(c *ucli.Context) (reward.Rule, error) {
+	switch v := c.String("rule"); v {
+	case "train":
+		return reward.Train, nil
+	case "paper":
+		return reward.Paper, nil
+	default:
+		return reward.Rule{}, fmt.Errorf("--rule: want train or paper, got %q", v)
+	}
+}
+
+func runRewardServe(c *ucli.Context) error {
+	rule, err := ruleFlag(c)
+	if err != nil {
+		return err
+	}
+	cfg := server.Config{
+		Rule:            rule,
+		MaxBody:         c.Int64("max-body"),
+		ReadTimeout:     c.Duration("read-timeout"),
+		WriteTimeout:    c.Duration("write-timeout"),
+		IdleTimeout:     c.Duration("idle-timeout"),
+		ShutdownTimeout: c.Duration("shutdown-timeout"),
+	}
+	if c.Bool("log-requests") {
+		cfg.Log = slog.New(slog.NewJSONHandler(c.App.ErrWriter, nil))
+	}
+	ln, err := net.Listen("tcp", c.String("addr"))
+	if err != nil {
+		return fmt.Errorf("reward serve: %w", err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "reward: serving on http://%s\n", ln.Addr())
+	if err := server.Serve(c.Context, ln, cfg); err != nil {
+		return fmt.Errorf("reward serve: %w", err)
+	}
+	fmt.Fprintln(c.App.ErrWriter, "reward: drained, bye")
+	return nil
+}
+
+// prediction is one line of the predictions file.
+type prediction struct {
+	CustomID string `json:"custom_id"`
+	Response string `json:"response"`
+}
+
+// scoredRow is one line of the --out file.
+type scoredRow struct {
+	CustomID        string          `json:"custom_id"`
+	TruthPossible   bool            `json:"truth_possible"`
+	RemainingTokens int64           `json:"remaining_tokens"`
+	Reward          float64         `json:"reward"`
+	Detail          json.RawMessage `json:"detail"`
+}
+
+func runRewardScore(c *ucli.Context) error {
+	rule, err := ruleFlag(c)
+	if err != nil {
+		return err
+	}
+	rows, err := dataset.ReadRL(c.String("data"))
+	if err != nil {
+		return fmt.Errorf("reward score: %w", err)
+	}
+	preds, err := readPredictions(c.String("predictions"))
+	if err != nil {
+		return fmt.Errorf("reward score: %w", err)
+	}
+	res, err := scoreRows(rows, preds, rule, c.String("data"))
+	if err != nil {
+		return fmt.Errorf("reward score: %w", err)
+	}
+	res.reportMismatches(c.App.ErrWriter)
+	if out := c.String("out"); out != "" {
+		if err := writeRewardFile(out, res.writeJSONL); err != nil {
+			return fmt.Errorf("reward score: %w", err)
+		}
+	}
+	res.printSummary(c.App.Writer, c.String("rule"))
+	if c.Bool("strict") && (len(res.unknown) > 0 || len(res.missing) > 0) {
+		return fmt.Errorf("reward score: %d predictions without a data row, %d data rows without a prediction", len(res.unknown), len(res.missing))
+	}
+	return nil
+}
+
+// readPredictions reads the predictions JSONL, keyed by custom_id.
+func readPredictions(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	preds := map[string]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 256<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var p prediction
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if p.CustomID == "" {
+			return nil, fmt.Errorf("%s:%d: custom_id: missing", path, line)
+		}
+		if _, dup := preds[p.CustomID]; dup {
+			return nil, fmt.Errorf("%s:%d: custom_id %q: duplicate prediction", path, line, p.CustomID)
+		}
+		preds[p.CustomID] = p.Response
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return preds, nil
+}
+
+// scoring is the outcome of joining and scoring.
+type scoring struct {
+	scored  []scoredRow
+	missing []string // data rows without a prediction
+	unknown []string // predictions without a data row
+	sums    [2]float64
+	counts  [2]int
+}
+
+// scoreRows joins rows and predictions on custom_id and scores each pair.
+func scoreRows(rows []dataset.RLRow, preds map[string]string, rule reward.Rule, path string) (*scoring, error) {
+	res := &scoring{}
+	seen := make(map[string]bool, len(rows))
+	for i, row := range rows {
+		id := row.ExtraInfo.CustomID
+		if seen[id] {
+			return nil, fmt.Errorf("%s: row %d: custom_id %q: duplicate data row", path, i, id)
+		}
+		seen[id] = true
+		resp, ok := preds[id]
+		if !ok {
+			res.missing = append(res.missing, id)
+			continue
+		}
+		t, err := rowTarget(row)
+		if err != nil {
+			return nil, fmt.Errorf("%s: row %d (%s): label: %w", path, i, id, err)
+		}
+		res.add(id, resp, t, rule)
+	}
+	for id := range preds {
+		if !seen[id] {
+			res.unknown = append(res.unknown, id)
+		}
+	}
+	sort.Strings(res.unknown)
+	return res, nil
+}
+
+// rowTarget reads a row's truth from its label column, or from extra_info
+// when the label is empty.
+func rowTarget(row dataset.RLRow) (reward.Target, error) {
+	if row.Label == "" {
+		return reward.Target{Tokens: reward.Truth{Remaining: row.ExtraInfo.RemainingTokens, Possible: row.ExtraInfo.IsPossible}}, nil
+	}
+	return reward.ParseTarget(row.Label)
+}
+
+func (s *scoring) add(id, resp string, t reward.Target, rule reward.Rule) {
+	row := scoredRow{CustomID: id}
+	if t.Warehouse {
+		d := rule.DetailWarehouse(reward.ParseWarehouse(resp), t.Resources)
+		row.TruthPossible, row.Reward, row.Detail = t.Resources.Possible, d.Reward, d.AppendJSON(nil)
+	} else {
+		d := rule.Detail(reward.Parse(resp), t.Tokens)
+		row.TruthPossible, row.RemainingTokens, row.Reward, row.Detail = t.Tokens.Possible, t.Tokens.Remaining, d.Reward, d.AppendJSON(nil)
+	}
+	k := 0
+	if row.TruthPossible {
+		k = 1
+	}
+	s.sums[k] += row.Reward
+	s.counts[k]++
+	s.scored = append(s.scored, row)
+}
+
+// maxListed bounds the ids printed per kind of mismatch.
+const maxListed = 20
+
+func (s *scoring) reportMismatches(w io.Writer) {
+	list := func(what string, ids []string) {
+		for i, id := range ids {
+			if i == maxListed {
+				fmt.Fprintf(w, "reward score: … and %d more %s\n", len(ids)-maxListed, what)
+				return
+			}
+			fmt.Fprintf(w, "reward score: %s: %s\n", what, id)
+		}
+	}
+	list("data row without a prediction", s.missing)
+	list("prediction without a data row", s.unknown)
+}
+
+func (s *scoring) printSummary(w io.Writer, rule string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "truth\trows\tmean reward (%s)\n", rule)
+	names := [2]string{"impossible", "possible"}
+	var sum float64
+	var n int
+	for _, k := range []int{1, 0} {
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", names[k], s.counts[k], mean(s.sums[k], s.counts[k]))
+		sum += s.sums[k]
+		n += s.counts[k]
+	}
+	fmt.Fprintf(tw, "all\t%d\t%s\n", n, mean(sum, n))
+	tw.Flush()
+	fmt.Fprintf(w, "data rows without a prediction: %d\npredictions without a data row: %d\n", len(s.missing), len(s.unknown))
+}
+
+func mean(sum float64, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f", sum/float64(n))
+}
+
+func (s *scoring) writeJSONL(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for _, r := range s.scored {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// writeRewardFile writes path through a temporary file in its directory,
+// synced and renamed into place; the temporary file is removed on error.
+func writeRewardFile(path string, write func(io.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = write(f); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	return nil
+}
