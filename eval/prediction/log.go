@@ -1,0 +1,130 @@
+package prediction
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// Log is a predictions file opened for appending. Unlike the rest of
+// bagen-data's outputs it is written in place, not atomically: each answer
+// is appended and synced as it arrives, so an interrupted run keeps every
+// answer it paid for and a rerun skips them. A torn last line (the process
+// died mid-write) is cut off when the log is reopened. Log is safe for
+// concurrent use.
+type Log struct {
+	mu    sync.Mutex
+	f     *os.File
+	path  string
+	model string
+	have  map[string]bool
+}
+
+// OpenLog opens the log at path, creating it, for answers from model. It
+// returns the predictions already in it. A line from another model is an
+// error wrapping ErrModel: resuming must not mix models (lines without a
+// model, or model "", match any).
+func OpenLog(path, model string) (*Log, []Prediction, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	preds, err := reopen(f, path)
+	if err == nil {
+		err = checkModel(preds, path, model)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	l := &Log{f: f, path: path, model: model, have: make(map[string]bool, len(preds))}
+	for _, p := range preds {
+		l.have[p.CustomID] = true
+	}
+	return l, preds, nil
+}
+
+// reopen reads the log and leaves f positioned at its end, after cutting
+// a torn last line.
+func reopen(f *os.File, path string) ([]Prediction, error) {
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if n := len(data); n > 0 && data[n-1] != '\n' {
+		cut := bytes.LastIndexByte(data, '\n') + 1
+		if _, perr := parseLine(data[cut:]); perr == nil {
+			// A complete line without its newline: finish it.
+			if _, err := f.Write([]byte{'\n'}); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			data = append(data, '\n')
+		} else {
+			if err := f.Truncate(int64(cut)); err != nil {
+				return nil, fmt.Errorf("%s: cut torn last line: %w", path, err)
+			}
+			data = data[:cut]
+		}
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return Read(bytes.NewReader(data), path)
+}
+
+func checkModel(preds []Prediction, path, model string) error {
+	for i, p := range preds {
+		if model != "" && p.Model != "" && p.Model != model {
+			return fmt.Errorf("%s: prediction %d (%s) is from model %q, not %q: %w (use another --predictions-out)",
+				path, i+1, p.CustomID, p.Model, model, ErrModel)
+		}
+	}
+	return nil
+}
+
+// Has reports whether the log holds an answer for id.
+func (l *Log) Has(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.have[id]
+}
+
+// Append writes p as one line and syncs it to disk. The log's model is
+// recorded when p names none.
+func (l *Log) Append(p Prediction) error {
+	if p.Model == "" {
+		p.Model = l.model
+	}
+	line := Marshal(p)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return fmt.Errorf("%s: %w", l.path, os.ErrClosed)
+	}
+	if _, err := l.f.Write(line); err != nil {
+		return fmt.Errorf("%s: %w", l.path, err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("%s: %w", l.path, err)
+	}
+	l.have[p.CustomID] = true
+	return nil
+}
+
+// Close closes the log file.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	if err != nil && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("%s: %w", l.path, err)
+	}
+	return nil
+}
