@@ -3,10 +3,10 @@ package report
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
