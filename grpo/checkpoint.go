@@ -1,0 +1,118 @@
+package grpo
+
+import (
+	"encoding/gob"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Files and directories of a run's output directory.
+const (
+	CheckpointDir = "checkpoints"   // one subdirectory per epoch
+	LatestFile    = "latest"        // in CheckpointDir: the newest checkpoint's name
+	StateFile     = "state.gob"     // in a checkpoint: the State
+	ConfigFile    = "config.json"   // in a checkpoint: the Config, for people
+	LogFile       = "train.jsonl"   // the training log
+	PlotFile      = "plot.html"     // reward and eval metrics per epoch
+	EvalFile      = "eval.json"     // the latest epoch's eval.Run
+	PredsFile     = "preds.jsonl"   // the latest epoch's eval answers
+	stateVersion  = "bagen-grpo/v1" // State.Version
+)
+
+// State is everything a run needs to continue exactly where it stopped:
+// weights, optimiser moments, the random stream and the position in the
+// schedule.
+type State struct {
+	Version string
+	Config  Config // with defaults applied
+	Data    string // Data.Digest of the data it was trained on
+	Phase   string // "sft" or "grpo"
+	Epoch   int    // epochs finished in Phase
+	Step    int    // optimiser steps taken, both phases
+	Policy  *Head
+	Ref     *Head // the frozen reference head; nil during SFT
+	Opt     *Adam
+	RNG     []byte // the PCG stream's MarshalBinary state
+	LogSize int64  // bytes of train.jsonl that belong to this state
+}
+
+// name is the checkpoint directory's name, e.g. "grpo-03".
+func (st *State) name() string { return fmt.Sprintf("%s-%02d", st.Phase, st.Epoch) }
+
+// save writes st as out/checkpoints/<phase>-<epoch>/ and then points
+// out/checkpoints/latest at it, so a crash mid-save leaves the previous
+// checkpoint current.
+func (st *State) save(out string) error {
+	dir := filepath.Join(out, CheckpointDir, st.name())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	err := writeAtomic(filepath.Join(dir, StateFile), func(w io.Writer) error { return gob.NewEncoder(w).Encode(st) })
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	cfg, err := json.MarshalIndent(st.Config, "", "  ")
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := writeFile(filepath.Join(dir, ConfigFile), append(cfg, '\n')); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := writeFile(filepath.Join(out, CheckpointDir, LatestFile), []byte(st.name()+"\n")); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// LoadState reads a checkpoint. path is a checkpoint directory, its
+// state.gob, or a run's output directory (its latest checkpoint).
+func LoadState(path string) (*State, error) {
+	file, err := stateFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCheckpoint, err)
+	}
+	defer f.Close()
+	var st State
+	if err := gob.NewDecoder(f).Decode(&st); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", file, ErrCheckpoint, err)
+	}
+	if st.Version != stateVersion {
+		return nil, fmt.Errorf("%s: %w: version %q, want %q", file, ErrCheckpoint, st.Version, stateVersion)
+	}
+	if st.Policy == nil || st.Opt == nil {
+		return nil, fmt.Errorf("%s: %w: no policy or optimiser", file, ErrCheckpoint)
+	}
+	return &st, nil
+}
+
+// stateFile resolves path to a state.gob.
+func stateFile(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrCheckpoint, err)
+	}
+	if !fi.IsDir() {
+		return path, nil
+	}
+	if exists(filepath.Join(path, StateFile)) {
+		return filepath.Join(path, StateFile), nil
+	}
+	latest, err := os.ReadFile(filepath.Join(path, CheckpointDir, LatestFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%s: %w: no %s and no %s/%s", path, ErrCheckpoint, StateFile, CheckpointDir, LatestFile)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrCheckpoint, err)
+	}
+	return filepath.Join(path, CheckpointDir, strings.TrimSpace(string(latest)), StateFile), nil
+}

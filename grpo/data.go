@@ -1,0 +1,156 @@
+package grpo
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+
+	"bagen-data/dataset"
+)
+
+// Example is a probe with its feature vector and, for SFT rows, the action
+// nearest to its target answer.
+type Example struct {
+	Probe
+	X []float64
+	// Want is the action nearest to an SFT row's target answer.
+	Want Action
+}
+
+// Data is everything Train reads: featurised SFT, RL and eval probes, and
+// the eval rows the eval package scores against.
+type Data struct {
+	SFT, RL, Eval []Example
+	EvalRows      []dataset.RLRow
+}
+
+// Sources is the probe sets to featurise: the SFT, RL and eval probes and
+// the eval rows. Any set may be empty.
+type Sources struct {
+	SFT, RL, Eval []Probe
+	EvalRows      []dataset.RLRow
+}
+
+// ReadDir reads sft/train.parquet, rl/train.parquet and eval/test.parquet
+// under dir. A missing SFT file leaves Sources.SFT empty (zero-RL needs
+// none); the RL and eval files are required.
+func ReadDir(dir string) (Sources, error) {
+	var s Sources
+	sftPath := filepath.Join(dir, dataset.SFTFile)
+	sft, err := dataset.ReadSFT(sftPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return s, fmt.Errorf("read %s: %w", sftPath, err)
+	default:
+		if s.SFT, err = ProbesFromSFT(sftPath, sft); err != nil {
+			return s, err
+		}
+	}
+	rlPath := filepath.Join(dir, dataset.RLFile)
+	rl, err := dataset.ReadRL(rlPath)
+	if err != nil {
+		return s, fmt.Errorf("read %s: %w", rlPath, err)
+	}
+	if s.RL, err = ProbesFromRL(rlPath, rl); err != nil {
+		return s, err
+	}
+	evalPath := filepath.Join(dir, dataset.EvalFile)
+	if s.EvalRows, err = dataset.ReadRL(evalPath); err != nil {
+		return s, fmt.Errorf("read %s: %w", evalPath, err)
+	}
+	s.Eval, err = ProbesFromRL(evalPath, s.EvalRows)
+	return s, err
+}
+
+// Featurize embeds every probe's prompt with enc (once per distinct prompt)
+// and builds the examples; SFT targets are mapped to their nearest action
+// in space.
+func Featurize(ctx context.Context, enc *Encoder, s Sources, space Space) (*Data, Stats, error) {
+	var prompts []string
+	for _, set := range [][]Probe{s.SFT, s.RL, s.Eval} {
+		for _, p := range set {
+			prompts = append(prompts, p.Prompt)
+		}
+	}
+	vecs, st, err := enc.Embed(ctx, prompts)
+	if err != nil {
+		return nil, st, err
+	}
+	d, err := NewData(s, vecs, space)
+	return d, st, err
+}
+
+// NewData builds the examples from the probes and their embeddings, given
+// in the order SFT, RL, eval.
+func NewData(s Sources, vecs [][]float32, space Space) (*Data, error) {
+	if n := len(s.SFT) + len(s.RL) + len(s.Eval); len(vecs) != n {
+		return nil, fmt.Errorf("%w: %d embeddings for %d probes", ErrEmbed, len(vecs), n)
+	}
+	d := &Data{EvalRows: s.EvalRows}
+	next := func(ps []Probe) []Example {
+		out := make([]Example, len(ps))
+		for i, p := range ps {
+			out[i] = Example{Probe: p, X: Features(vecs[0], p)}
+			vecs = vecs[1:]
+		}
+		return out
+	}
+	d.SFT, d.RL, d.Eval = next(s.SFT), next(s.RL), next(s.Eval)
+	for i := range d.SFT {
+		a, err := space.Nearest(d.SFT[i].Probe.Target, d.SFT[i].Budget)
+		if err != nil {
+			return nil, fmt.Errorf("sft row %d (%s): %w", i, d.SFT[i].ID, err)
+		}
+		d.SFT[i].Want = a
+	}
+	return d, nil
+}
+
+// Digest is a SHA-256 over every example's id, features, truth and target:
+// a checkpoint remembers it so that a run resumes only on the same data.
+func (d *Data) Digest() string {
+	h := sha256.New()
+	var b [8]byte
+	num := func(v float64) {
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+		h.Write(b[:])
+	}
+	for _, set := range [][]Example{d.SFT, d.RL, d.Eval} {
+		num(float64(len(set)))
+		for _, e := range set {
+			h.Write([]byte(e.ID))
+			h.Write([]byte{0})
+			for _, v := range e.X {
+				num(v)
+			}
+			num(float64(e.Budget))
+			num(float64(e.Truth.Remaining))
+			num(b2f(e.Truth.Possible))
+			num(b2f(e.Want.Impossible))
+			num(float64(e.Want.Center))
+			num(float64(e.Want.Width))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// exists reports whether path exists.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

@@ -1,0 +1,20 @@
+package grpo
+
+import "errors"
+
+// Sentinel errors; classify with errors.Is.
+var (
+	// ErrConfig is a Config (or Space) field out of range.
+	ErrConfig = errors.New("invalid config")
+	// ErrTarget is an SFT answer that is neither an interval nor impossible.
+	ErrTarget = errors.New("invalid sft target")
+	// ErrData is a data row the trainer cannot use: no prompt, no budget,
+	// an SFT conversation that does not end with the assistant's answer.
+	ErrData = errors.New("invalid data row")
+	// ErrEmbed is an embedding the server returned in the wrong shape.
+	ErrEmbed = errors.New("invalid embedding")
+	// ErrDiverged is a GRPO update whose objective is not a number.
+	ErrDiverged = errors.New("grpo: objective diverged")
+	// ErrCheckpoint is a missing, unreadable or mismatched checkpoint.
+	ErrCheckpoint = errors.New("invalid checkpoint")
+)

@@ -1,0 +1,47 @@
+package grpo
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"bagen-data/dataset"
+	"bagen-data/eval"
+)
+
+// writeEval writes eval.json (an eval.Run, readable by `bagen-data eval
+// --compare`) and preds.jsonl (the answers, in eval-row order).
+func (t *trainer) writeEval(m eval.Metrics, preds map[string]string) error {
+	name := t.opt.Name
+	if name == "" {
+		name = filepath.Base(t.opt.Out)
+	}
+	run := eval.Run{Name: name, Data: dataset.EvalFile, Model: t.opt.Model, Metrics: m}
+	b, err := json.MarshalIndent(run, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", EvalFile, err)
+	}
+	if err := writeFile(filepath.Join(t.opt.Out, EvalFile), append(b, '\n')); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(t.opt.Out, PredsFile), Predictions(t.data.Eval, preds))
+}
+
+// Predictions encodes answers as the eval command's predictions JSONL,
+// {"custom_id": …, "response": …} per line, once per id in exs order.
+func Predictions(exs []Example, answers map[string]string) []byte {
+	var out []byte
+	seen := make(map[string]bool, len(exs))
+	for _, e := range exs {
+		if seen[e.ID] {
+			continue
+		}
+		seen[e.ID] = true
+		b, _ := json.Marshal(struct {
+			CustomID string `json:"custom_id"`
+			Response string `json:"response"`
+		}{e.ID, answers[e.ID]})
+		out = append(append(out, b...), '\n')
+	}
+	return out
+}

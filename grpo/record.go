@@ -1,0 +1,110 @@
+package grpo
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"bagen-data/eval"
+)
+
+// Record is one line of the training log (train.jsonl). Type says which of
+// SFT, GRPO and Epoch is set.
+type Record struct {
+	Type  string     `json:"type"`  // "sft_step", "grpo_step" or "epoch"
+	Phase string     `json:"phase"` // "init" (before training), "sft" or "grpo"
+	Epoch int        `json:"epoch"` // 1-based epoch within the phase; 0 for init
+	Step  int        `json:"step"`  // optimiser steps taken so far, both phases
+	SFT   *SFTStep   `json:"sft,omitempty"`
+	GRPO  *GRPOStep  `json:"grpo,omitempty"`
+	Eval  *EpochEval `json:"eval,omitempty"`
+}
+
+// SFTStep is one supervised step.
+type SFTStep struct {
+	Loss     float64 `json:"loss"` // cross-entropy of the target actions
+	GradNorm float64 `json:"grad_norm"`
+}
+
+// GRPOStep is one GRPO step: the rewards of the sampled actions (before
+// the update) and what the updates measured.
+type GRPOStep struct {
+	Groups int `json:"groups"`
+	// ZeroVarGroups counts groups whose rewards were all equal: they carry
+	// no advantage and are left out of the objective.
+	ZeroVarGroups int `json:"zero_var_groups"`
+	// Reward is the mean reward of all sampled actions, and by the probe's
+	// truth class (undefined when the batch has none of the class).
+	Reward           eval.Num `json:"reward"`
+	RewardPossible   eval.Num `json:"reward_possible"`
+	RewardImpossible eval.Num `json:"reward_impossible"`
+	ImpossibleRate   float64  `json:"impossible_rate"` // share of sampled actions that are impossible
+	// KL is the mean k3 estimate of KL(π‖π_ref) over the sampled actions.
+	KL float64 `json:"kl"`
+	// ClipFrac is the share of samples in the updates whose ratio was
+	// clipped; Loss the mean objective over the updates.
+	ClipFrac eval.Num `json:"clip_frac"`
+	Loss     eval.Num `json:"loss"`
+	Updates  int      `json:"updates"`
+}
+
+// EpochEval is the greedy head's quality at the end of an epoch: its
+// reward on the RL training probes and the eval package's headline
+// metrics on the eval probes.
+type EpochEval struct {
+	Train TrainReward `json:"train"`
+	Eval  Headline    `json:"eval"`
+}
+
+// TrainReward is the mean rule reward of the greedy actions on the RL
+// training probes, overall and by truth class.
+type TrainReward struct {
+	Reward           eval.Num `json:"reward"`
+	RewardPossible   eval.Num `json:"reward_possible"`
+	RewardImpossible eval.Num `json:"reward_impossible"`
+	ImpossibleRate   eval.Num `json:"impossible_rate"`
+}
+
+// Headline is the appendix sweep's columns (and the format-valid rate)
+// from eval.Metrics.
+type Headline struct {
+	Accuracy         eval.Num `json:"accuracy"`
+	RecallPossible   eval.Num `json:"recall_possible"`
+	RecallImpossible eval.Num `json:"recall_impossible"`
+	Coverage         eval.Num `json:"coverage"`
+	MREP50           eval.Num `json:"mre_p50"`
+	MREP90           eval.Num `json:"mre_p90"`
+	Reward           eval.Num `json:"reward"`
+	FormatValid      eval.Num `json:"format_valid"`
+}
+
+func headlineOf(m eval.Metrics) Headline {
+	return Headline{
+		Accuracy: m.Accuracy, RecallPossible: m.RecallPossible, RecallImpossible: m.RecallImpossible,
+		Coverage: m.Coverage, MREP50: m.MREP50, MREP90: m.MREP90, Reward: m.Reward, FormatValid: m.FormatValid,
+	}
+}
+
+// ReadLog reads a training log.
+func ReadLog(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	for line := 1; sc.Scan(); line++ {
+		var r Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
