@@ -1,0 +1,84 @@
+package tokenizer
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+)
+
+// proseText is testdata/prose.txt, English prose, repeated to about 90 KB.
+func proseText(b *testing.B) string {
+	data, err := os.ReadFile("testdata/prose.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return strings.Repeat(string(data), 16)
+}
+
+// sokobanText is a deterministic rollout-like text: 200 turns of an 8×8
+// Sokoban grid with coordinates and an answer, as the prompts show them.
+func sokobanText() string {
+	r := rand.New(rand.NewPCG(7, 11))
+	cells := []byte("____#X_O")
+	var sb strings.Builder
+	for turn := range 200 {
+		fmt.Fprintf(&sb, "<|im_start|>user\nTurn %d. You are given the grid:\n", turn+1)
+		for y := range 8 {
+			for x := range 8 {
+				c := cells[r.IntN(len(cells))]
+				if y == 0 || y == 7 || x == 0 || x == 7 {
+					c = '#'
+				}
+				sb.WriteByte(c)
+			}
+			sb.WriteByte('\n')
+		}
+		fmt.Fprintf(&sb, "Player at (%d, %d); boxes at [(%d, %d)]; targets at [(%d, %d)].<|im_end|>\n",
+			r.IntN(8), r.IntN(8), r.IntN(8), r.IntN(8), r.IntN(8), r.IntN(8))
+		fmt.Fprintf(&sb, "<|im_start|>assistant\n<think>The box must go right.</think><answer>Right || Up</answer><|im_end|>\n")
+	}
+	return sb.String()
+}
+
+// BenchmarkCount measures Count on long English prose and on Sokoban
+// rollout text, with the word cache warm (the steady state) and, for prose,
+// emptied before every call (every word a miss).
+func BenchmarkCount(b *testing.B) {
+	tk := qwenTokenizer(b)
+	texts := []struct {
+		name string
+		text string
+		cold bool
+	}{
+		{"prose", proseText(b), false},
+		{"sokoban", sokobanText(), false},
+		{"prose-cold", proseText(b)[:len(proseText(b))/16], true},
+	}
+	for _, tt := range texts {
+		b.Run(tt.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tt.text)))
+			tk.Count(tt.text)
+			b.ReportAllocs()
+			for b.Loop() {
+				if tt.cold {
+					tk.cache.reset()
+				}
+				tk.Count(tt.text)
+			}
+		})
+	}
+}
+
+// BenchmarkEncode measures Encode on the prose, including the id slice.
+func BenchmarkEncode(b *testing.B) {
+	tk := qwenTokenizer(b)
+	text := proseText(b)
+	b.SetBytes(int64(len(text)))
+	tk.Count(text)
+	b.ReportAllocs()
+	for b.Loop() {
+		tk.Encode(text)
+	}
+}

@@ -1,0 +1,252 @@
+package tokenizer
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Tokenizer encodes text into Qwen token ids as Hugging Face's tokenizers
+// library does with encode(text, add_special_tokens=False). Build one with
+// Parse, Load or Open. A Tokenizer is safe for concurrent use.
+type Tokenizer struct {
+	merges       map[uint64]uint64 // mergeKey(a, b) → rank<<32 | merged id
+	byteIDs      [256]int32        // the token of each single byte
+	pieces       []string          // id → the bytes the token stands for
+	vocab        map[string]int32  // byte-level text → id; only with ignoreMerges
+	raw          *addedSet         // added tokens matched in the raw text
+	normed       *addedSet         // added tokens matched in the normalized text
+	nfc          bool              // apply the NFC normalizer
+	ignoreMerges bool              // a pre-token in the vocabulary is one token
+	cache        *wordCache
+	pool         sync.Pool // *scratch
+}
+
+// model is what a tokenizer is built from, whatever its source.
+type model struct {
+	source       string           // file, URL or spec, for errors
+	vocab        map[string]int32 // byte-level token text → id
+	vocabField   string           // field names for errors
+	merges       [][2]string
+	mergesField  string
+	added        []addedToken
+	nfc          bool
+	ignoreMerges bool
+}
+
+// build checks m and makes its Tokenizer.
+func build(m *model) (*Tokenizer, error) {
+	t := &Tokenizer{
+		merges:       make(map[uint64]uint64, len(m.merges)),
+		nfc:          m.nfc,
+		ignoreMerges: m.ignoreMerges,
+		cache:        newWordCache(),
+	}
+	t.pool.New = func() any { return new(scratch) }
+	if m.ignoreMerges {
+		t.vocab = m.vocab
+	}
+	for b := range t.byteIDs {
+		id, ok := m.vocab[string(byteRunes[b])]
+		if !ok {
+			return nil, &FieldError{File: m.source, Field: m.vocabField,
+				Err: fmt.Errorf("%w: no token for byte 0x%02x (%q)", ErrMalformed, b, string(byteRunes[b]))}
+		}
+		t.byteIDs[b] = id
+	}
+	if err := t.buildMerges(m); err != nil {
+		return nil, err
+	}
+	t.buildPieces(m)
+	var raw, normed []addedToken
+	for _, a := range m.added {
+		if a.normalized {
+			if m.nfc {
+				a.content = norm.NFC.String(a.content)
+			}
+			normed = append(normed, a)
+		} else {
+			raw = append(raw, a)
+		}
+	}
+	t.raw, t.normed = newAddedSet(raw), newAddedSet(normed)
+	return t, nil
+}
+
+// buildMerges fills t.merges. A pair listed twice keeps its last rank, as
+// Hugging Face's map construction does.
+func (t *Tokenizer) buildMerges(m *model) error {
+	for i, mg := range m.merges {
+		field := func() string { return fmt.Sprintf("%s[%d]", m.mergesField, i) }
+		a, ok := m.vocab[mg[0]]
+		if !ok {
+			return &FieldError{File: m.source, Field: field(), Err: fmt.Errorf("%w: %q is not in the vocabulary", ErrMalformed, mg[0])}
+		}
+		b, ok := m.vocab[mg[1]]
+		if !ok {
+			return &FieldError{File: m.source, Field: field(), Err: fmt.Errorf("%w: %q is not in the vocabulary", ErrMalformed, mg[1])}
+		}
+		c, ok := m.vocab[mg[0]+mg[1]]
+		if !ok {
+			return &FieldError{File: m.source, Field: field(), Err: fmt.Errorf("%w: merged token %q is not in the vocabulary", ErrMalformed, mg[0]+mg[1])}
+		}
+		t.merges[mergeKey(a, b)] = uint64(i)<<32 | uint64(uint32(c))
+	}
+	return nil
+}
+
+// buildPieces fills t.pieces; an added token's id overrides the vocabulary's.
+func (t *Tokenizer) buildPieces(m *model) {
+	n := int32(0)
+	for _, id := range m.vocab {
+		n = max(n, id+1)
+	}
+	for _, a := range m.added {
+		n = max(n, a.id+1)
+	}
+	t.pieces = make([]string, n)
+	for tok, id := range m.vocab {
+		t.pieces[id] = unByteLevel(tok)
+	}
+	for _, a := range m.added {
+		t.pieces[a.id] = a.content
+	}
+}
+
+// Encode returns the token ids of s.
+func (t *Tokenizer) Encode(s string) []int {
+	out := make([]int, 0, len(s)/4+1)
+	t.run(s, &out)
+	return out
+}
+
+// Count returns len(t.Encode(s)) without building the slice; once the words
+// of s are cached it does not allocate.
+func (t *Tokenizer) Count(s string) int {
+	return t.run(s, nil)
+}
+
+// Decode returns the text of ids: the bytes of each token, concatenated.
+// Unknown ids are skipped. Unlike Hugging Face, which replaces invalid UTF-8
+// with U+FFFD, Decode returns the bytes as they are, so the decoding of a
+// prefix that ends inside a character is a prefix of the full decoding.
+func (t *Tokenizer) Decode(ids []int) string {
+	var sb strings.Builder
+	for _, id := range ids {
+		if id >= 0 && id < len(t.pieces) {
+			sb.WriteString(t.pieces[id])
+		}
+	}
+	return sb.String()
+}
+
+// run encodes s, appending the ids to *out unless out is nil, and returns
+// how many there are.
+func (t *Tokenizer) run(s string, out *[]int) int {
+	n := 0
+	for s != "" {
+		start, end, id := t.raw.next(s)
+		if start < 0 {
+			return n + t.segment(s, out)
+		}
+		n += t.segment(s[:start], out) + 1
+		if out != nil {
+			*out = append(*out, int(id))
+		}
+		s = s[end:]
+	}
+	return n
+}
+
+// segment encodes text between raw added tokens: normalize, cut out the
+// normalized added tokens, pre-tokenize the rest.
+func (t *Tokenizer) segment(s string, out *[]int) int {
+	if t.nfc && norm.NFC.QuickSpanString(s) < len(s) {
+		s = norm.NFC.String(s)
+	}
+	n := 0
+	for s != "" {
+		start, end, id := t.normed.next(s)
+		if start < 0 {
+			return n + t.pretokens(s, out)
+		}
+		n += t.pretokens(s[:start], out) + 1
+		if out != nil {
+			*out = append(*out, int(id))
+		}
+		s = s[end:]
+	}
+	return n
+}
+
+// pretokens splits s with the Qwen2 pattern and encodes each piece.
+func (t *Tokenizer) pretokens(s string, out *[]int) int {
+	n := 0
+	for i := 0; i < len(s); {
+		j := nextPretoken(s, i)
+		n += t.word(s[i:j], out)
+		i = j
+	}
+	return n
+}
+
+// word encodes one pre-token, through the cache when it is short.
+func (t *Tokenizer) word(w string, out *[]int) int {
+	if len(w) == 1 {
+		if out != nil {
+			*out = append(*out, int(t.byteIDs[w[0]]))
+		}
+		return 1
+	}
+	if len(w) <= maxCachedWord {
+		ids, ok := t.cache.get(w)
+		if !ok {
+			ids = t.wordIDs(w)
+			t.cache.put(w, ids)
+		}
+		appendIDs(out, ids)
+		return len(ids)
+	}
+	if id, ok := t.whole(w); ok {
+		appendIDs(out, []int32{id})
+		return 1
+	}
+	sc := t.pool.Get().(*scratch)
+	ids := t.bpe(sc, w)
+	appendIDs(out, ids)
+	n := len(ids)
+	t.pool.Put(sc)
+	return n
+}
+
+// whole returns the id of w as one token when the model's ignore_merges
+// option lets a pre-token found in the vocabulary skip BPE.
+func (t *Tokenizer) whole(w string) (int32, bool) {
+	if !t.ignoreMerges {
+		return 0, false
+	}
+	id, ok := t.vocab[byteLevel(w)]
+	return id, ok
+}
+
+// wordIDs returns the ids of w in a new slice.
+func (t *Tokenizer) wordIDs(w string) []int32 {
+	if id, ok := t.whole(w); ok {
+		return []int32{id}
+	}
+	sc := t.pool.Get().(*scratch)
+	ids := append([]int32(nil), t.bpe(sc, w)...)
+	t.pool.Put(sc)
+	return ids
+}
+
+func appendIDs(out *[]int, ids []int32) {
+	if out == nil {
+		return
+	}
+	for _, id := range ids {
+		*out = append(*out, int(id))
+	}
+}
