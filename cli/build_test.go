@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes the app with args and returns stdout and the error.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	stdout := os.Stdout
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() {
+		var b bytes.Buffer
+		b.ReadFrom(r)
+		done <- b.Bytes()
+	}()
+	app := App()
+	app.Writer = w
+	err = app.RunContext(context.Background(), append([]string{"bagen-data"}, args...))
+	w.Close()
+	os.Stdout = stdout
+	return string(<-done), err
+}
+
+const oneRollout = `{"custom_id":"a","budget":100,"messages":[{"role":"user","content":"x","tokens":10},{"role":"assistant","content":"y","tokens":5},{"role":"user","content":"x","tokens":10},{"role":"assistant","content":"y","tokens":5}],"metadata":{"success":true}}` + "\n"
+
+func TestBuildFlagErrorsAllAtOnce(t *testing.T) {
+	_, err := run(t, "build", "--task", "chess", "--width", "wide", "--split", "50/50/10", "--labels", "v2", "--probe-every", "0")
+	want := []string{
+		`task "chess": want one of searchr1, sokoban, swebench, warehouse`,
+		`width "wide": unknown kind`,
+		`split "50/50/10": percentages sum to 110, want 100`,
+		`labels: want paper or bagen-v1, got "v2"`,
+		`probe-every: want at least 1, got 0`,
+	}
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
+		}
+	}
+}
+
+func TestBuildCommandSummary(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "r.jsonl")
+	os.WriteFile(in, []byte(oneRollout), 0o644)
+	out := filepath.Join(dir, "out")
+	// The system prompt is counted by the tokenizer: give one explicitly so
+	// the test does not depend on the cache.
+	sys := filepath.Join(dir, "sys.txt")
+	os.WriteFile(sys, []byte("S\n"), 0o644)
+	stdout, err := run(t, "build", "--input", in, "--out", out, "--split", "0/0/100", "--system-prompt-file", sys, "--tokenizer", tokenizerPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "1 trajectories from 1 input file(s); task sokoban, width pct30, labels paper\n"
+	if !strings.HasPrefix(stdout, want) {
+		t.Errorf("summary starts %q, want %q", stdout, want)
+	}
+	if !strings.Contains(stdout, "eval             1             2/0           2/0") {
+		t.Errorf("summary lacks the eval row with 2 possible probes:\n%s", stdout)
+	}
+}
+
+func TestBuildRejectsArguments(t *testing.T) {
+	_, err := run(t, "build", "rollouts.jsonl")
+	if want := `build: unexpected argument "rollouts.jsonl" (inputs go in --input)`; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+func tokenizerPath(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("BAGEN_DATA_CACHE")
+	if p == "" {
+		d, _ := os.UserCacheDir()
+		p = filepath.Join(d, "bagen-data")
+	}
+	p = filepath.Join(p, "qwen-tokenizer.json")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s missing: run `make tokenizer` first", p)
+	}
+	return p
+}

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// progress draws a one-line progress report on a terminal. It stays silent
+// for the first second (short jobs print nothing) and when out is not a
+// terminal. It is safe for concurrent use.
+type progress struct {
+	mu    sync.Mutex
+	out   io.Writer
+	on    bool
+	start time.Time
+	last  time.Time
+	drawn bool
+}
+
+func newProgress(quiet bool) *progress {
+	on := !quiet && term.IsTerminal(int(os.Stderr.Fd()))
+	return &progress{out: os.Stderr, on: on, start: time.Now()}
+}
+
+// update reports done of total (total 0 when unknown) for a stage.
+func (p *progress) update(stage string, done, total int64) {
+	if !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if now.Sub(p.start) < time.Second || now.Sub(p.last) < 100*time.Millisecond && done != total {
+		return
+	}
+	p.last, p.drawn = now, true
+	if total <= 0 {
+		fmt.Fprintf(p.out, "\r\033[K%s: %d", stage, done)
+		return
+	}
+	const width = 30
+	fill := int(width * done / total)
+	bar := make([]byte, width)
+	for i := range bar {
+		bar[i] = ' '
+		if i < fill {
+			bar[i] = '='
+		}
+	}
+	fmt.Fprintf(p.out, "\r\033[K%-12s [%s] %d/%d", stage, bar, done, total)
+}
+
+// done clears the line.
+func (p *progress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn {
+		fmt.Fprint(p.out, "\r\033[K")
+	}
+}
