@@ -35,13 +35,13 @@ type addedJSON struct {
 }
 
 type modelJSON struct {
-	Type                    string          `json:"type"`
-	Vocab                   map[string]int  `json:"vocab"`
-	Merges                  json.RawMessage `json:"merges"`
-	Dropout                 *float64        `json:"dropout"`
-	ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
-	EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
-	IgnoreMerges            bool            `json:"ignore_merges"`
+	Type                    string           `json:"type"`
+	Vocab                   map[string]int32 `json:"vocab"`
+	Merges                  json.RawMessage  `json:"merges"`
+	Dropout                 *float64         `json:"dropout"`
+	ContinuingSubwordPrefix *string          `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string          `json:"end_of_word_suffix"`
+	IgnoreMerges            bool             `json:"ignore_merges"`
 }
 
 // stepJSON is a normalizer or pre-tokenizer object of any type.
@@ -90,9 +90,10 @@ func parse(r io.Reader, source string) (*Tokenizer, error) {
 	if err = checkPreTokenizer(source, f.PreTokenizer); err != nil {
 		return nil, err
 	}
-	if m.vocab, err = vocabIDs(source, f.Model.Vocab); err != nil {
+	if err = checkIDs(source, f.Model.Vocab); err != nil {
 		return nil, err
 	}
+	m.vocab = f.Model.Vocab
 	if m.merges, err = parseMerges(source, f.Model.Merges); err != nil {
 		return nil, err
 	}
@@ -216,17 +217,15 @@ func isNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || string(raw) == "null"
 }
 
-// vocabIDs checks the ids of the vocabulary.
-func vocabIDs(source string, v map[string]int) (map[string]int32, error) {
-	out := make(map[string]int32, len(v))
+// checkIDs checks the ids of the vocabulary.
+func checkIDs(source string, v map[string]int32) error {
 	for tok, id := range v {
 		if id < 0 || id >= maxID {
-			return nil, &FieldError{File: source, Field: fmt.Sprintf("model.vocab[%q]", tok),
+			return &FieldError{File: source, Field: fmt.Sprintf("model.vocab[%q]", tok),
 				Err: fmt.Errorf("%w: id %d out of range [0, %d)", ErrMalformed, id, maxID)}
 		}
-		out[tok] = int32(id)
 	}
-	return out, nil
+	return nil
 }
 
 // parseMerges reads merges as ["a", "b"] pairs (tokenizers ≥ 0.20) or as

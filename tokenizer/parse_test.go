@@ -155,7 +155,7 @@ func TestParseErrors(t *testing.T) {
 		{"negative id", func(m map[string]any) { at(m, "model")["vocab"].(map[string]any)["zz"] = -3 },
 			`model.vocab["zz"]: malformed: id -3 out of range [0, 16777216)`, ErrMalformed},
 		{"vocab type", func(m map[string]any) { at(m, "model")["vocab"] = []any{1} },
-			`model.vocab: malformed: got JSON array, want map[string]int`, ErrMalformed},
+			`model.vocab: malformed: got JSON array, want map[string]int32`, ErrMalformed},
 		{"added id", func(m map[string]any) { at(m, "added_tokens.0")["id"] = 1 << 30 },
 			`added_tokens[0].id: malformed: id 1073741824 out of range [0, 16777216)`, ErrMalformed},
 	}
