@@ -20,6 +20,8 @@ func App() *ucli.App {
 		Commands: []*ucli.Command{
 			Build,
 			Reward,
+			Validate,
+			Eval,
 		},
 	}
 }

@@ -1,0 +1,248 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ollama/ollama/api"
+
+	"bagen-data/dataset"
+	"bagen-data/eval"
+)
+
+// evalTable is the hand-computed table of the eval package's tests as
+// parquet rows and answers (see eval/metrics_test.go): accuracy 6/11,
+// Cover 2/4, MRE P50 1/6 and P90 0.45, R 2.38/11, one probe unanswered.
+func evalTable(t *testing.T) (data, preds string) {
+	t.Helper()
+	type probe struct {
+		id            string
+		p, T, used, r int64
+		possible      bool
+		answer        string
+	}
+	probes := []probe{
+		{"A0", 0, 4, 200, 800, true, "[600, 1000]"},
+		{"A1", 1, 4, 400, 600, true, "[300, 500]"},
+		{"A2", 2, 4, 700, 300, true, "impossible"},
+		{"A3", 3, 4, 900, 100, true, "[80, 120]"},
+		{"B0", 0, 2, 100, 400, true, "about four hundred"},
+		{"B1", 1, 2, 300, 200, true, "[250, 350]"},
+		{"C0", 0, 5, 150, 1850, false, "[500, 900]"},
+		{"C1", 1, 5, 500, 1500, false, "Impossible"},
+		{"C3", 3, 5, 1400, 600, false, "impossible"},
+		{"D0", 0, 3, 300, 2700, false, "[100,200]"},
+		{"D2", 2, 3, 2000, 1000, false, ""}, // no prediction
+	}
+	dir := t.TempDir()
+	var rows []dataset.RLRow
+	var lines strings.Builder
+	for _, p := range probes {
+		id := fmt.Sprintf("%s_probe_after_turn_%d", p.id[:1], p.p)
+		rows = append(rows, dataset.RLRow{
+			Prompt: []dataset.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "estimate " + id}},
+			ExtraInfo: dataset.ExtraInfo{CustomID: id, TrajectoryID: p.id[:1], Split: dataset.SplitEval, ProbeAfterTurn: p.p,
+				TotalTurns: p.T, TokensUsed: p.used, RemainingTokens: p.r, IsPossible: p.possible, Budget: 5000},
+		})
+		if p.answer != "" {
+			b, _ := json.Marshal(map[string]string{"custom_id": id, "response": "<answer>" + p.answer + "</answer>"})
+			lines.Write(append(b, '\n'))
+		}
+	}
+	lines.WriteString(`{"custom_id":"Z_probe_after_turn_0","response":"<answer>impossible</answer>"}` + "\n")
+	data, preds = filepath.Join(dir, "test.parquet"), filepath.Join(dir, "preds.jsonl")
+	writeEvalParquet(t, data, rows)
+	if err := os.WriteFile(preds, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return data, preds
+}
+
+func readRun(t *testing.T, path string) eval.Run {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r eval.Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestEvalPredictions(t *testing.T) {
+	data, preds := evalTable(t)
+	dir := filepath.Dir(data)
+	js, page := filepath.Join(dir, "run.json"), filepath.Join(dir, "run.html")
+	stdout, stderr, err := runReward(t.Context(), "eval", "--data", data, "--predictions", preds,
+		"--bootstrap", "200", "--json", js, "--report", page)
+	if err != nil {
+		t.Fatalf("eval: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{
+		"preds: " + data + "\n",
+		"probes 11: 6 possible, 5 impossible; 1 without a prediction\n",
+		"\nAcc                  54.5%  [",
+		"\nMRE P90              45.0%  [",
+		"  tokens saved on failed    30.0% (1500/5000 tokens)\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	wantErr := "eval: 11 probes, 1 without a prediction (D_probe_after_turn_2), 1 predictions for unknown ids (Z_probe_after_turn_0)\n"
+	if stderr != wantErr {
+		t.Errorf("stderr: got %q, want %q", stderr, wantErr)
+	}
+	run := readRun(t, js)
+	m := run.Metrics
+	if run.Name != "preds" || m.Probes != 11 || m.Missing != 1 || m.Covered != 2 || m.Intervals != 4 ||
+		fmt.Sprintf("%.6f %.6f", float64(m.Accuracy), float64(m.Reward)) != "0.545455 0.216364" || m.CI["accuracy"].Replicates != 200 {
+		t.Errorf("json: got %+v", run)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil || strings.Count(string(html), "<svg ") != 3 {
+		t.Errorf("report: %d svg plots, %v; want 3", strings.Count(string(html), "<svg "), err)
+	}
+
+	// The same run again writes the same bytes.
+	js2 := filepath.Join(dir, "again.json")
+	if _, _, err := runReward(t.Context(), "eval", "--data", data, "--predictions", preds, "--bootstrap", "200", "--json", js2); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(js)
+	b, _ := os.ReadFile(js2)
+	if string(a) != string(b) {
+		t.Errorf("two runs wrote different JSON")
+	}
+}
+
+func TestEvalCompare(t *testing.T) {
+	data, preds := evalTable(t)
+	dir := filepath.Dir(data)
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	if _, _, err := runReward(t.Context(), "eval", "--data", data, "--predictions", preds, "--bootstrap", "0", "--name", "SFT pct30 e5", "--json", a); err != nil {
+		t.Fatal(err)
+	}
+	// b answers every probe "impossible".
+	var all strings.Builder
+	for _, r := range mustReadRL(t, data) {
+		fmt.Fprintf(&all, `{"custom_id":%q,"response":"<answer>impossible</answer>"}`+"\n", r.ExtraInfo.CustomID)
+	}
+	allImp := filepath.Join(dir, "zero-rl.jsonl")
+	os.WriteFile(allImp, []byte(all.String()), 0o644)
+	if _, _, err := runReward(t.Context(), "eval", "--data", data, "--predictions", allImp, "--bootstrap", "0", "--json", b); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, err := runReward(t.Context(), "eval", "--compare", a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// zero-rl: 5 of 11 right, R = 5 × 0.2 / 11.
+	want := "" +
+		"run             Acc  Rec pos  Rec imp  Cover  MRE P50  MRE P90      R\n" +
+		"SFT pct30 e5  54.5%    66.7%    40.0%  50.0%    16.7%    45.0%  0.216\n" +
+		"zero-rl       45.5%     0.0%   100.0%      -        -        -  0.091\n"
+	if stdout != want {
+		t.Errorf("compare:\n%s\nwant:\n%s", stdout, want)
+	}
+}
+
+func mustReadRL(t *testing.T, path string) []dataset.RLRow {
+	t.Helper()
+	rows, err := dataset.ReadRL(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestEvalErrors(t *testing.T) {
+	data, preds := evalTable(t)
+	dir := filepath.Dir(data)
+	notRun := filepath.Join(dir, "other.json")
+	os.WriteFile(notRun, []byte(`{"findings": []}`), 0o644)
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte(`{"custom_id":"A_probe_after_turn_0","response":"x"}`+"\n"+`{"custom_id":"A_probe_after_turn_0","response":"y"}`+"\n"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no data", []string{"eval", "--predictions", preds}, "eval: --data is required (the eval/test.parquet to score)"},
+		{"no answers", []string{"eval", "--data", data}, "eval: give exactly one of --predictions FILE and --ollama MODEL"},
+		{"both answers", []string{"eval", "--data", data, "--predictions", preds, "--ollama", "m"}, "eval: give exactly one of --predictions FILE and --ollama MODEL"},
+		{"argument", []string{"eval", "--data", data, "--predictions", preds, "x.json"}, `eval: unexpected argument "x.json" (files given as arguments need --compare)`},
+		{"conflicting predictions", []string{"eval", "--data", data, "--predictions", bad}, "eval: " + bad + `: custom_id "A_probe_after_turn_0": two different responses`},
+		{"compare nothing", []string{"eval", "--compare"}, "eval: --compare needs the --json files of the runs to compare"},
+		{"compare not a run", []string{"eval", "--compare", notRun}, "eval: " + notRun + ": not an eval --json file (no probes scored)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := runReward(t.Context(), tt.args...)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestEvalOllama answers through a test server speaking Ollama's
+// /api/chat, then reruns: the second run asks nothing and scores the same.
+func TestEvalOllama(t *testing.T) {
+	data, _ := evalTable(t)
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		var req api.ChatRequest
+		if r.URL.Path != "/api/chat" || json.NewDecoder(r.Body).Decode(&req) != nil {
+			http.Error(w, `{"error":"bad request"}`, http.StatusBadRequest)
+			return
+		}
+		answer := "<answer>impossible</answer>"
+		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "A_") {
+			answer = "<answer>[100, 1000]</answer>"
+		}
+		json.NewEncoder(w).Encode(api.ChatResponse{Model: req.Model, Message: api.Message{Role: "assistant", Content: answer}, Done: true})
+	}))
+	defer srv.Close()
+	t.Setenv("OLLAMA_HOST", srv.URL)
+	out := filepath.Join(t.TempDir(), "preds.jsonl")
+	js := filepath.Join(filepath.Dir(out), "run.json")
+	args := []string{"eval", "--data", data, "--ollama", "qwen2.5:7b", "--predictions-out", out, "--bootstrap", "0", "--json", js}
+	_, stderr, err := runReward(t.Context(), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := requests.Load(); n != 11 || stderr != "eval: 11 answers in "+out+" (11 asked now, 0 from before)\n" {
+		t.Errorf("first run: %d requests, stderr %q", n, stderr)
+	}
+	first := readRun(t, js)
+	_, stderr, err = runReward(t.Context(), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := requests.Load(); n != 11 || stderr != "eval: 11 answers in "+out+" (0 asked now, 11 from before)\n" {
+		t.Errorf("rerun: %d requests in all, stderr %q", n, stderr)
+	}
+	second := readRun(t, js)
+	// Trajectory A's four possible probes (r = 800, 600, 300, 100) get
+	// [100, 1000], which holds each; everything else gets "impossible".
+	m := second.Metrics
+	if first.Model != "qwen2.5:7b" || m.Intervals != 4 || m.Covered != 4 || m.Confusion.Impossible.Impossible != 5 ||
+		fmt.Sprint(first.Metrics.Accuracy) != fmt.Sprint(m.Accuracy) {
+		t.Errorf("metrics: got %+v", m)
+	}
+	_, _, err = runReward(t.Context(), "eval", "--data", data, "--ollama", "llama3", "--predictions-out", out)
+	if err == nil || !strings.Contains(err.Error(), `is from model "qwen2.5:7b", not "llama3"`) {
+		t.Errorf("another model on the same log: got %v", err)
+	}
+}

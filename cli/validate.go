@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"bagen-data/tokenizer"
+	"bagen-data/validate"
+)
+
+// Validate is the `bagen-data validate` command.
+var Validate = &ucli.Command{
+	Name:      "validate",
+	Usage:     "check SFT, RL and eval parquet before training: schema, labels, leakage, shape, balance",
+	UsageText: "bagen-data validate [--json] [--max-examples N] [--tokenizer SPEC [--max-prompt-tokens N]] PATH...",
+	Description: `PATH is a dataset directory written by build (sft/train.parquet,
+rl/train.parquet, eval/test.parquet and manifest.json) or parquet files.
+Every problem is reported with the file, the 0-based row and the custom_id of
+its first offenders and a count. The exit status is 1 when any error-level
+check fails; warnings and notes do not fail.`,
+	Flags: []ucli.Flag{
+		&ucli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+		&ucli.IntFlag{Name: "max-examples", Value: validate.DefaultMaxExamples, Usage: "offending rows listed per finding"},
+		&ucli.StringFlag{Name: "tokenizer", Usage: "count prompt tokens with `SPEC` (a tokenizer.json path, ollama:MODEL or hf:REPO) and warn about long prompts"},
+		&ucli.IntFlag{Name: "max-prompt-tokens", Value: validate.DefaultMaxPromptTokens, Usage: "warn about prompts longer than `N` tokens (verl's max_prompt_length)"},
+	},
+	Action: runValidate,
+}
+
+func runValidate(c *ucli.Context) error {
+	if c.NArg() == 0 {
+		return fmt.Errorf("validate: give a dataset directory or parquet files")
+	}
+	cfg := validate.Config{MaxExamples: c.Int("max-examples"), MaxPromptTokens: c.Int("max-prompt-tokens")}
+	if spec := c.String("tokenizer"); spec != "" {
+		t, err := tokenizer.Open(c.Context, spec)
+		if err != nil {
+			return fmt.Errorf("validate: %w", err)
+		}
+		cfg.Counter = t
+	}
+	r, err := validate.Run(c.Context, c.Args().Slice(), cfg)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(r)
+	} else {
+		err = r.WriteText(c.App.Writer)
+	}
+	if err != nil {
+		return err
+	}
+	if !r.OK() {
+		return fmt.Errorf("validate: %d error findings: %w", r.Errors, validate.ErrInvalid)
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"bagen-data/dataset"
+	"bagen-data/validate"
+)
+
+// validateFixture writes a small dataset directory in build's layout whose
+// eval split repeats a trajectory of the RL split.
+func validateFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	row := func(split, traj string, p int64) dataset.RLRow {
+		id := traj + dataset.ProbeSuffix + "0"
+		usage := "(no turns completed yet)"
+		return dataset.RLRow{
+			DataSource: "budget_probe_sokoban", Ability: "budget_estimation",
+			Prompt:      []dataset.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "grid of " + traj + "\n\n" + usage + " budget 2500"}},
+			RewardModel: dataset.RewardModel{Style: "rule", GroundTruth: "[70, 130]"},
+			ExtraInfo: dataset.ExtraInfo{CustomID: id, TrajectoryID: traj, Split: split, TotalTurns: 2,
+				TokensUsed: 50, RemainingTokens: 100, IsPossible: true, Budget: 2500, Margin: float64(2500-150) / 2500},
+			Label: dataset.Label{RemainingTokens: 100, IsPossible: true, GroundTruth: "[70, 130]"}.String(),
+		}
+	}
+	for _, f := range []struct {
+		name string
+		rows []dataset.RLRow
+	}{
+		{dataset.RLFile, []dataset.RLRow{row("rl", "t1", 0), row("rl", "t2", 0)}},
+		{dataset.EvalFile, []dataset.RLRow{row("eval", "t2", 0), row("eval", "t3", 0)}},
+	} {
+		path := filepath.Join(dir, filepath.FromSlash(f.name))
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		writeEvalParquet(t, path, f.rows)
+	}
+	return dir
+}
+
+func TestValidateCommand(t *testing.T) {
+	dir := validateFixture(t)
+	stdout, _, err := runReward(context.Background(), "validate", dir)
+	if !errors.Is(err, validate.ErrInvalid) || err.Error() != "validate: 2 error findings: dataset failed validation" {
+		t.Fatalf("got %v, want the validation failure", err)
+	}
+	eval := filepath.Join(dir, "eval", "test.parquet")
+	for _, want := range []string{
+		"\nERROR [leakage/trajectory-leak] trajectories with probes in both rl and eval (split by trajectory, never by probe) (1)\n",
+		"  " + eval + ": row 0 (t2_probe_after_turn_0): trajectory \"t2\" is also in rl at " + filepath.Join(dir, "rl", "train.parquet") + " row 1\n",
+		"\nERROR [leakage/prompt-leak] eval prompts identical to a training prompt (1)\n",
+		"\nWARNING [balance/class-missing] splits without one of the classes (F1 and recall of the absent class are undefined) (2)\n",
+		"\n2 errors, 1 warnings\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	stdout, _, err = runReward(context.Background(), "validate", "--json", "--max-examples", "1", dir)
+	var r validate.Report
+	if jerr := json.Unmarshal([]byte(stdout), &r); jerr != nil || err == nil || r.Errors != 2 || len(r.Findings[0].Examples) != 1 {
+		t.Errorf("--json: %v, %v; report %+v", err, jerr, r)
+	}
+
+	// Without the eval split nothing leaks: exit status 0.
+	os.Remove(eval)
+	if _, _, err := runReward(context.Background(), "validate", dir); err != nil {
+		t.Errorf("rl only: got %v, want success", err)
+	}
+	if _, _, err := runReward(context.Background(), "validate"); err == nil || err.Error() != "validate: give a dataset directory or parquet files" {
+		t.Errorf("no paths: got %v", err)
+	}
+}
