@@ -46,7 +46,7 @@ func (v *validator) balance(f *file, s FileSummary) {
 	say := func(level Level, code, summary, msg string) {
 		e := file
 		e.Message = msg
-		v.fs.add(CheckBalance, level, code, f.path, summary, e)
+		v.fs.add(CheckBalance, level, code, "", summary, e)
 	}
 	ratio := "n/a"
 	if s.Possible > 0 {

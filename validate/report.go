@@ -127,6 +127,9 @@ func (r *Report) WriteText(w io.Writer) error {
 
 // String formats e as "file:row: custom_id: message".
 func (e Example) String() string {
+	if e.File == "" {
+		return e.Message
+	}
 	pos := e.File
 	if e.Row >= 0 {
 		pos = fmt.Sprintf("%s: row %d", e.File, e.Row)
