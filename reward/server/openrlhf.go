@@ -28,15 +28,15 @@ func (h *handler) openRLHF(st *state) (int, error) {
 		return 0, err
 	}
 	for i := range query {
-		t, err := reward.ParseTarget(view(labels[i]))
+		t, err := reward.ParseTarget(view(st.str(labels[i])))
 		if err != nil {
 			return 0, &FieldError{Path: "labels[" + strconv.Itoa(i) + "]", Err: err}
 		}
-		var prompt []byte
+		var prompt jstr
 		if hasPrompts {
 			prompt = prompts[i]
 		}
-		st.results = append(st.results, h.judge(st, responseOf(query[i], prompt, hasPrompts), t))
+		st.results = append(st.results, h.judge(st, st.response(query[i], prompt, hasPrompts), t))
 	}
 	h.metrics.rewards.merge(&st.tally)
 	st.out = appendOpenRLHF(st.out[:0], st.results)
@@ -44,7 +44,7 @@ func (h *handler) openRLHF(st *state) (int, error) {
 }
 
 // decodeOpenRLHF reads the request's three string lists.
-func (st *state) decodeOpenRLHF() (query, prompts, labels [][]byte, hasPrompts bool, err error) {
+func (st *state) decodeOpenRLHF() (query, prompts, labels []jstr, hasPrompts bool, err error) {
 	d := &st.dec
 	d.Reset(st.body)
 	var seen [3]bool
@@ -94,17 +94,18 @@ func (st *state) decodeOpenRLHF() (query, prompts, labels [][]byte, hasPrompts b
 	return query, prompts, labels, seen[1], nil
 }
 
-// readStrings reads a JSON array of strings into dst.
-func readStrings(d *lex.Decoder, field string, dst [][]byte) ([][]byte, error) {
+// readStrings reads a JSON array of strings into dst, validated but not
+// unescaped.
+func readStrings(d *lex.Decoder, field string, dst []jstr) ([]jstr, error) {
 	if !d.Begin('[') {
 		return dst, &FieldError{Path: field, Err: d.Err()}
 	}
 	for i := 0; d.Next(i, ']'); i++ {
-		s := d.Str()
+		raw, esc := d.RawStr()
 		if d.Err() != nil {
 			return dst, &FieldError{Path: field + "[" + strconv.Itoa(i) + "]", Err: d.Err()}
 		}
-		dst = append(dst, s)
+		dst = append(dst, jstr{raw, esc})
 	}
 	if d.Err() != nil {
 		return dst, &FieldError{Path: field, Err: d.Err()}

@@ -21,9 +21,24 @@ type state struct {
 	dec     lex.Decoder
 	body    []byte
 	out     []byte
-	strs    [3][][]byte
+	strs    [3][]jstr
 	results []result
 	tally   tally
+}
+
+// jstr is a JSON string's content as written, and whether it holds
+// escapes.
+type jstr struct {
+	raw     []byte
+	escaped bool
+}
+
+// str decodes s, aliasing the body when it holds no escapes.
+func (st *state) str(s jstr) []byte {
+	if !s.escaped {
+		return s.raw
+	}
+	return st.dec.Unescape(s.raw)
 }
 
 // result is one scored item.
@@ -169,6 +184,36 @@ var (
 	assistantMarker = []byte("<|im_start|>assistant")
 	endMarkers      = [][]byte{[]byte("<|im_end|>"), []byte("<|endoftext|>")}
 )
+
+// response extracts the response of an OpenRLHF query as responseOf
+// does, without decoding the prompt part when the prompt is a prefix of
+// the query as written: then it is also one once decoded. (A prompt
+// ending in a high surrogate escape takes the decoding path, as the pair
+// may be completed in the query.)
+func (st *state) response(q, p jstr, hasPrompt bool) []byte {
+	if hasPrompt && len(p.raw) > 0 && bytes.HasPrefix(q.raw, p.raw) && !endsInHighSurrogate(p.raw) {
+		return stripEnd(st.str(jstr{q.raw[len(p.raw):], q.escaped}))
+	}
+	var prompt []byte
+	if hasPrompt {
+		prompt = st.str(p)
+	}
+	return responseOf(st.str(q), prompt, hasPrompt)
+}
+
+// endsInHighSurrogate reports whether raw may end with a \uD800–\uDBFF
+// escape.
+func endsInHighSurrogate(raw []byte) bool {
+	n := len(raw)
+	if n < 6 || raw[n-6] != '\\' || raw[n-5] != 'u' || raw[n-4]|0x20 != 'd' {
+		return false
+	}
+	switch raw[n-3] | 0x20 {
+	case '8', '9', 'a', 'b':
+		return true
+	}
+	return false
+}
 
 // responseOf extracts the model's response from an OpenRLHF query: the
 // query minus prompt when prompt is a prefix of it, else the text after

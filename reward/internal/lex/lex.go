@@ -9,6 +9,7 @@
 package lex
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -347,22 +348,45 @@ func (d *Decoder) Float() float64 {
 // Str reads a string. Without escapes the result aliases the input;
 // otherwise it is unescaped into the arena.
 func (d *Decoder) Str() []byte {
+	raw, escaped := d.RawStr()
+	if !escaped {
+		return raw
+	}
+	return d.Unescape(raw)
+}
+
+// RawStr reads and validates a string, returning its content as written
+// (escapes not decoded) and whether it holds any escape. The result
+// aliases the input.
+func (d *Decoder) RawStr() (raw []byte, escaped bool) {
 	if d.err != nil {
-		return nil
+		return nil, false
 	}
 	if d.Kind() != String {
 		d.want("string")
-		return nil
+		return nil, false
 	}
 	d.pos++
 	start := d.pos
-	p := plain(d.buf, start)
-	if p < len(d.buf) && d.buf[p] == '"' {
-		d.pos = p + 1
-		return d.buf[start:p]
+	for {
+		d.pos = plain(d.buf, d.pos)
+		if d.pos >= len(d.buf) {
+			d.fail("unterminated string")
+			return nil, false
+		}
+		switch c := d.buf[d.pos]; {
+		case c == '"':
+			d.pos++
+			return d.buf[start : d.pos-1 : d.pos-1], escaped
+		case c < 0x20:
+			d.fail("control character in string")
+			return nil, false
+		}
+		escaped = true
+		if !d.skipEscape() {
+			return nil, false
+		}
 	}
-	d.pos = p
-	return d.escaped(start)
 }
 
 // plain returns the offset of the first byte at or after p that is a
@@ -385,43 +409,14 @@ func plain(b []byte, p int) int {
 	return p
 }
 
-// escaped finishes a string whose first special byte is at d.pos,
-// copying it unescaped into the arena.
-func (d *Decoder) escaped(start int) []byte {
-	from := len(d.arena)
-	d.arena = append(d.arena, d.buf[start:d.pos]...)
-	for d.pos < len(d.buf) {
-		c := d.buf[d.pos]
-		switch {
-		case c == '"':
-			d.pos++
-			return d.arena[from:len(d.arena):len(d.arena)]
-		case c < 0x20:
-			d.fail("control character in string")
-			return nil
-		case c == '\\':
-			if !d.escape() {
-				return nil
-			}
-		default:
-			q := plain(d.buf, d.pos)
-			d.arena = append(d.arena, d.buf[d.pos:q]...)
-			d.pos = q
-		}
-	}
-	d.fail("unterminated string")
-	return nil
-}
-
-// escape decodes one backslash escape at d.pos into the arena.
-func (d *Decoder) escape() bool {
+// skipEscape validates the escape at d.pos and moves past it.
+func (d *Decoder) skipEscape() bool {
 	if d.pos+1 >= len(d.buf) {
 		d.fail("unterminated string")
 		return false
 	}
 	c := d.buf[d.pos+1]
-	if r := simpleEscapes[c]; r != 0 {
-		d.arena = append(d.arena, r)
+	if simpleEscapes[c] != 0 {
 		d.pos += 2
 		return true
 	}
@@ -430,26 +425,12 @@ func (d *Decoder) escape() bool {
 		d.fail(fmt.Sprintf("invalid escape %q", c))
 		return false
 	}
-	r, ok := d.hex4(d.pos + 2)
-	if !ok {
+	if _, ok := hex4(d.buf, d.pos+2); !ok {
+		d.pos += 2
+		d.fail("invalid \\u escape")
 		return false
 	}
 	d.pos += 6
-	if utf16.IsSurrogate(r) {
-		if d.pos+1 < len(d.buf) && d.buf[d.pos] == '\\' && d.buf[d.pos+1] == 'u' {
-			if r2, ok := d.hex4(d.pos + 2); ok {
-				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-					d.pos += 6
-					d.arena = utf8.AppendRune(d.arena, dec)
-					return true
-				}
-			} else {
-				return false
-			}
-		}
-		r = utf8.RuneError
-	}
-	d.arena = utf8.AppendRune(d.arena, r)
 	return true
 }
 
@@ -457,14 +438,12 @@ func (d *Decoder) escape() bool {
 // zero marks the bytes that do not form a one-character escape.
 var simpleEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
-func (d *Decoder) hex4(p int) (rune, bool) {
-	if p+4 > len(d.buf) {
-		d.pos = p
-		d.fail("invalid \\u escape")
+func hex4(b []byte, p int) (rune, bool) {
+	if p+4 > len(b) {
 		return 0, false
 	}
 	var r rune
-	for _, c := range d.buf[p : p+4] {
+	for _, c := range b[p : p+4] {
 		switch {
 		case c >= '0' && c <= '9':
 			c -= '0'
@@ -473,13 +452,55 @@ func (d *Decoder) hex4(p int) (rune, bool) {
 		case c >= 'A' && c <= 'F':
 			c -= 'A' - 10
 		default:
-			d.pos = p
-			d.fail("invalid \\u escape")
 			return 0, false
 		}
 		r = r<<4 | rune(c)
 	}
 	return r, true
+}
+
+// Unescape decodes the content of a string that RawStr validated into
+// the arena, as encoding/json does: lone surrogates become U+FFFD. Content
+// without a backslash is returned as is.
+func (d *Decoder) Unescape(raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw
+	}
+	from := len(d.arena)
+	d.arena = appendUnescaped(d.arena, raw)
+	return d.arena[from:len(d.arena):len(d.arena)]
+}
+
+func appendUnescaped(dst, raw []byte) []byte {
+	for len(raw) > 0 {
+		i := bytes.IndexByte(raw, '\\')
+		if i < 0 {
+			return append(dst, raw...)
+		}
+		dst = append(dst, raw[:i]...)
+		raw = raw[i:]
+		if c := simpleEscapes[raw[1]]; c != 0 {
+			dst = append(dst, c)
+			raw = raw[2:]
+			continue
+		}
+		r, _ := hex4(raw, 2)
+		raw = raw[6:]
+		if utf16.IsSurrogate(r) {
+			r2, ok := rune(0), false
+			if len(raw) >= 6 && raw[0] == '\\' && raw[1] == 'u' {
+				r2, ok = hex4(raw, 2)
+			}
+			if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
+				dst = utf8.AppendRune(dst, dec)
+				raw = raw[6:]
+				continue
+			}
+			r = utf8.RuneError
+		}
+		dst = utf8.AppendRune(dst, r)
+	}
+	return dst
 }
 
 // Skip consumes the next value of any type, validating it.
@@ -520,53 +541,4 @@ func (d *Decoder) skip(depth int) {
 }
 
 // skipString validates a string without copying it.
-func (d *Decoder) skipString() {
-	if d.err != nil {
-		return
-	}
-	if d.Kind() != String {
-		d.want("string")
-		return
-	}
-	d.pos++
-	for {
-		d.pos = plain(d.buf, d.pos)
-		if d.pos >= len(d.buf) {
-			d.fail("unterminated string")
-			return
-		}
-		switch c := d.buf[d.pos]; {
-		case c == '"':
-			d.pos++
-			return
-		case c < 0x20:
-			d.fail("control character in string")
-			return
-		}
-		if !d.skipEscape() {
-			return
-		}
-	}
-}
-
-func (d *Decoder) skipEscape() bool {
-	if d.pos+1 >= len(d.buf) {
-		d.fail("unterminated string")
-		return false
-	}
-	c := d.buf[d.pos+1]
-	if simpleEscapes[c] != 0 {
-		d.pos += 2
-		return true
-	}
-	if c != 'u' {
-		d.pos++
-		d.fail(fmt.Sprintf("invalid escape %q", c))
-		return false
-	}
-	if _, ok := d.hex4(d.pos + 2); !ok {
-		return false
-	}
-	d.pos += 6
-	return true
-}
+func (d *Decoder) skipString() { d.RawStr() }

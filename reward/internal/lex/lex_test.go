@@ -254,3 +254,25 @@ func FuzzDecoder(f *testing.F) {
 		}
 	})
 }
+
+func TestRawStr(t *testing.T) {
+	var d Decoder
+	d.ResetString(`["a\nb\u003c","plain"]`)
+	d.Begin('[')
+	d.Next(0, ']')
+	raw, esc := d.RawStr()
+	if string(raw) != `a\nb\u003c` || !esc {
+		t.Errorf("RawStr = %q, %v; want %q, true", raw, esc, `a\nb\u003c`)
+	}
+	if got := d.Unescape(raw); string(got) != "a\nb<" {
+		t.Errorf("Unescape(%q) = %q, want %q", raw, got, "a\nb<")
+	}
+	d.Next(1, ']')
+	raw, esc = d.RawStr()
+	if string(raw) != "plain" || esc {
+		t.Errorf("RawStr = %q, %v; want plain, false", raw, esc)
+	}
+	if got := d.Unescape(raw); &got[0] != &raw[0] {
+		t.Errorf("Unescape copied a string without escapes")
+	}
+}
