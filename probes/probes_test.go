@@ -2,6 +2,7 @@ package probes
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -235,4 +236,23 @@ func TestUsageText(t *testing.T) {
 	if got := UsageText(threeTurns.Turns, 2); got != want {
 		t.Errorf("p=2: got %q, want %q", got, want)
 	}
+}
+
+// FuzzStripReward checks the scanner against the regular expression it
+// replaces (Go's \s and \d are ASCII, so the reference skips non-ASCII).
+func FuzzStripReward(f *testing.F) {
+	for _, s := range []string{"Grid (reward: -0.1)", "a(reward:1)\n", "(reward: )", "x (reward:-.-)  ", "(reward: 1) (reward: 2)", "a\t(reward:\t3)"} {
+		f.Add(s)
+	}
+	re := regexp.MustCompile(`[\t\n\v\f\r ]*\(reward:[\t\n\v\f\r ]*[\-\d.]+\)[\t\n\v\f\r ]*$`)
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, r := range s {
+			if r >= 0x80 || (r >= 0x1c && r <= 0x1f) {
+				return
+			}
+		}
+		if got, want := StripReward(s), re.ReplaceAllString(s, ""); got != want {
+			t.Errorf("StripReward(%q) = %q, regexp gives %q", s, got, want)
+		}
+	})
 }

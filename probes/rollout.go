@@ -1,9 +1,10 @@
 package probes
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Unrecorded marks a token count that the log does not carry.
@@ -47,15 +48,44 @@ func (p Position) String() string {
 	return p.File + ":" + strconv.Itoa(p.Line)
 }
 
-// rewardNote matches the reward annotation RAGEN appends to observations,
-// e.g. " (reward: -0.1)".
-var rewardNote = regexp.MustCompile(`\s*\(reward:\s*[\-\d.]+\)\s*$`)
-
-// StripReward removes a trailing reward annotation from a user message.
+// StripReward removes a trailing reward annotation, such as " (reward:
+// -0.1)", that RAGEN appends to observations. It does what Python's
+// re.sub(r"\s*\(reward:\s*[\-\d.]+\)\s*$", "", s) does, with Python's
+// Unicode \s and \d, by scanning from the end (the regexp engine was the
+// build's hottest spot).
 func StripReward(s string) string {
-	// The annotation always contains "(reward:"; skip the regexp otherwise.
-	if !strings.Contains(s, "(reward:") {
+	end := trimSpaceRight(s, len(s))
+	if end == 0 || s[end-1] != ')' {
 		return s
 	}
-	return rewardNote.ReplaceAllString(s, "")
+	num := end - 1
+	for num > 0 {
+		r, size := utf8.DecodeLastRuneInString(s[:num])
+		if r != '-' && r != '.' && !unicode.IsDigit(r) {
+			break
+		}
+		num -= size
+	}
+	if num == end-1 {
+		return s
+	}
+	tag := trimSpaceRight(s, num)
+	const open = "(reward:"
+	if !strings.HasSuffix(s[:tag], open) {
+		return s
+	}
+	return s[:trimSpaceRight(s, tag-len(open))]
+}
+
+// trimSpaceRight returns the end of s[:end] without trailing whitespace,
+// whitespace being what Python's str.isspace accepts.
+func trimSpaceRight(s string, end int) int {
+	for end > 0 {
+		r, size := utf8.DecodeLastRuneInString(s[:end])
+		if !unicode.IsSpace(r) && (r < 0x1c || r > 0x1f) {
+			break
+		}
+		end -= size
+	}
+	return end
 }
