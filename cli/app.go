@@ -17,6 +17,9 @@ func App() *ucli.App {
 		Version:              Version,
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
+		Flags:                []ucli.Flag{cpuProfileFlag},
+		Before:               startProfile,
+		After:                stopProfile,
 		Commands: []*ucli.Command{
 			Build,
 			Reward,
