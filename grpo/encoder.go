@@ -12,7 +12,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -75,19 +78,32 @@ func positive(v, def int) int {
 	return v
 }
 
-// Digest identifies what the embeddings depend on: the SHA-256 of the
-// model's Modelfile as /api/show reports it (which names the weights blob
-// by its digest, the template and every parameter) and of num_ctx.
+// Digest identifies what the embeddings depend on, from /api/show: the
+// SHA-256 over the digests of the model's blobs (the sha256-… names its
+// Modelfile's FROM and ADAPTER lines give), its template, its parameters
+// (sorted: the server lists them in no fixed order) and num_ctx. Where the
+// server keeps its models does not enter.
 func (e *Encoder) Digest(ctx context.Context) (string, error) {
 	show, err := e.Client.Show(ctx, &api.ShowRequest{Model: e.Model})
 	if err != nil {
 		return "", fmt.Errorf("show %s: %w", e.Model, err)
 	}
 	h := sha256.New()
-	io.WriteString(h, show.Modelfile)
+	for _, blob := range blobRe.FindAllString(show.Modelfile, -1) {
+		io.WriteString(h, blob+"\n")
+	}
+	io.WriteString(h, "\x00template="+show.Template+"\x00")
+	params := strings.Split(strings.TrimSpace(show.Parameters), "\n")
+	for i := range params {
+		params[i] = strings.Join(strings.Fields(params[i]), " ")
+	}
+	slices.Sort(params)
+	io.WriteString(h, strings.Join(params, "\n"))
 	io.WriteString(h, "\x00num_ctx="+strconv.Itoa(e.numCtx()))
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+var blobRe = regexp.MustCompile(`sha256[-:][0-9a-f]{64}`)
 
 // Stats says how an Embed call went.
 type Stats struct {

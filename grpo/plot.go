@@ -125,7 +125,12 @@ func chartLabels(b *strings.Builder, labels []string, ss []series) {
 	for k, s := range ss {
 		var pts []string
 		flush := func() {
-			if len(pts) > 0 {
+			switch len(pts) {
+			case 0:
+			case 1: // an isolated point: a dot, since a line needs two
+				xy := strings.Split(pts[0], ",")
+				fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", xy[0], xy[1], s.color)
+			default:
 				fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", s.color, strings.Join(pts, " "))
 			}
 			pts = nil
@@ -136,9 +141,6 @@ func chartLabels(b *strings.Builder, labels []string, ss []series) {
 				continue
 			}
 			pts = append(pts, f2(px(i))+","+f2(py(v)))
-			if len(s.y) == 1 {
-				fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", f2(px(i)), f2(py(v)), s.color)
-			}
 		}
 		flush()
 		ly := top + 16*float64(k+1)

@@ -1,0 +1,107 @@
+package grpo
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"bagen-data/dataset"
+)
+
+func TestRender(t *testing.T) {
+	got := Render([]dataset.Message{{Role: "system", Content: "S"}, {Role: "user", Content: "U1"}, {Role: "assistant", Content: "A"}, {Role: "user", Content: "U2"}})
+	want := "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU1<|im_end|>\n<|im_start|>assistant\nA<|im_end|>\n<|im_start|>user\nU2<|im_end|>\n<|im_start|>assistant\n"
+	if got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+func TestBudgetOf(t *testing.T) {
+	user := func(s string) []dataset.Message {
+		return []dataset.Message{{Role: "system", Content: "within 99 tokens"}, {Role: "user", Content: s}}
+	}
+	for _, tc := range []struct {
+		name string
+		msgs []dataset.Message
+		want int64
+		err  string
+	}{
+		{"sokoban", user("3. You need to finish the task within 2500 tokens.\n"), 2500, ""},
+		{"search", user("finish the task within 3500 total tokens."), 3500, ""},
+		{"first of two", user("within 100 tokens … within 200 tokens"), 100, ""},
+		{"last user message only", append(user("within 7 tokens"), dataset.Message{Role: "assistant", Content: "ok"}, dataset.Message{Role: "user", Content: "no budget"}), 0, `budget: invalid data row: no "within N tokens" in the last user message`},
+		{"zero", user("within 0 tokens"), 0, `budget "0": invalid data row: want a positive integer`},
+		{"overflow", user("within 99999999999999999999 tokens"), 0, `budget "99999999999999999999": invalid data row: want a positive integer`},
+		{"no user", []dataset.Message{{Role: "system", Content: "within 5 tokens"}}, 0, `budget: invalid data row: no "within N tokens" in the last user message`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := BudgetOf(tc.msgs)
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err || !errors.Is(err, ErrData) {
+					t.Errorf("got %d, %v; want error %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("got %d, %v; want %d", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzBudgetOf(f *testing.F) {
+	for _, s := range []string{"within 2500 tokens", "within 3500 total tokens", "within  tokens", "within 00 tokens"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := BudgetOf([]dataset.Message{{Role: "user", Content: s}})
+		if (err == nil) != (b > 0) {
+			t.Fatalf("BudgetOf(%q) = %d, %v", s, b, err)
+		}
+	})
+}
+
+func TestNumeric(t *testing.T) {
+	p := Probe{Budget: 2500, Turns: []dataset.TurnTokens{{Turn: 1, InputTokens: 300, OutputTokens: 100}, {Turn: 2, InputTokens: 150, OutputTokens: 50}}}
+	got := p.Numeric()
+	want := [NumNumeric]float64{math.Log1p(600) / 10, math.Log1p(2500) / 10, 0.2, 0.24, math.Log1p(300) / 10, math.Log1p(200) / 10}
+	if got != want {
+		t.Errorf("Numeric = %v, want %v", got, want)
+	}
+	first := Probe{Budget: 2500}.Numeric()
+	if want := [NumNumeric]float64{0, math.Log1p(2500) / 10}; first != want {
+		t.Errorf("first-turn Numeric = %v, want %v", first, want)
+	}
+}
+
+func TestFeatures(t *testing.T) {
+	x := Features([]float32{3, 4}, Probe{Budget: 1})
+	want := []float64{0.6, 0.8, 0, math.Log(2) / 10, 0, 0, 0, 0}
+	if len(x) != len(want) {
+		t.Fatalf("len %d, want %d", len(x), len(want))
+	}
+	for i := range want {
+		if math.Abs(x[i]-want[i]) > 1e-15 {
+			t.Errorf("x[%d] = %v, want %v", i, x[i], want[i])
+		}
+	}
+	if z := Features([]float32{0, 0}, Probe{Budget: 1}); z[0] != 0 || z[1] != 0 {
+		t.Errorf("zero embedding: %v, want zeros", z[:2])
+	}
+}
+
+func TestProbesFromRows(t *testing.T) {
+	msgs := []dataset.Message{{Role: "system", Content: "S"}, {Role: "user", Content: "finish within 2500 tokens"}}
+	sft, err := ProbesFromSFT("sft.parquet", []dataset.SFTRow{{CustomID: "a", Messages: append(msgs, dataset.Message{Role: "assistant", Content: "<answer>impossible</answer>"})}})
+	if err != nil || len(sft) != 1 || sft[0].Budget != 2500 || sft[0].Target != "<answer>impossible</answer>" || sft[0].Prompt != Render(msgs) {
+		t.Errorf("ProbesFromSFT = %+v, %v", sft, err)
+	}
+	_, err = ProbesFromSFT("sft.parquet", []dataset.SFTRow{{CustomID: "b", Messages: msgs}})
+	if want := "sft.parquet: row 0 (b): messages: invalid data row: want a prompt and a final assistant answer"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+	_, err = ProbesFromRL("rl.parquet", []dataset.RLRow{{Prompt: msgs, ExtraInfo: dataset.ExtraInfo{CustomID: "c"}}})
+	if want := "rl.parquet: row 0 (c): extra_info.budget: invalid data row: want > 0, got 0"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
