@@ -97,3 +97,17 @@ duckdb: $(DUCKDB)
 $(DUCKDB):
 	@mkdir -p $(CACHE)/node
 	npm install --silent --no-audit --no-fund --prefix $(CACHE)/node @duckdb/node-api@1.5.6-r.1
+
+# ---- bench-reward: the reward server under load ------------------------------
+REWARD_BENCH_ADDR ?= 127.0.0.1:18537
+
+.PHONY: bench-reward
+
+## bench-reward: start `bagen-data reward serve` on loopback in its own process
+## and drive it with the Go load generator: 64 single-item OpenRLHF clients,
+## then batches of 256 and 4096 items (5 s and at most 2M requests each)
+bench-reward: build
+	$(GO) build -o bin/reward-loadgen ./reward/loadgen
+	@./$(BIN) reward serve --addr $(REWARD_BENCH_ADDR) 2>/dev/null & pid=$$!; \
+	  ./bin/reward-loadgen --addr $(REWARD_BENCH_ADDR); status=$$?; \
+	  kill -TERM $$pid; wait $$pid || status=1; exit $$status
