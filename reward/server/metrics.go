@@ -19,20 +19,15 @@ const (
 	routeOther    = "other"
 )
 
-var allRoutes = []string{routeOpenRLHF, routeSlime, routeNative, routeHealth, routeMetrics, routeOther}
-
-// commonCodes get pre-resolved counters; others are looked up on use.
-var commonCodes = []int{200, 400, 404, 405, 413, 500}
-
-// rewardBuckets are the upper bounds of the reward histogram: rewards
-// are 0, 0.2, or in (0, 1.8].
-var rewardBuckets = []float64{0, 0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.6, 1.8}
+var (
+	allRoutes     = []string{routeOpenRLHF, routeSlime, routeNative, routeHealth, routeMetrics, routeOther}
+	scoringRoutes = []string{routeOpenRLHF, routeSlime, routeNative}
+)
 
 // metrics holds the server's Prometheus collectors. Safe for concurrent
 // use.
 type metrics struct {
 	requests *prometheus.CounterVec
-	codes    map[string]map[int]prometheus.Counter
 	latency  map[string]prometheus.Observer
 	items    map[string]prometheus.Counter
 	rewards  *rewardHistogram
@@ -43,7 +38,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bagen_reward_requests_total", Help: "HTTP requests by route and status code.",
 		}, []string{"route", "code"}),
-		codes:   map[string]map[int]prometheus.Counter{},
 		latency: map[string]prometheus.Observer{},
 		items:   map[string]prometheus.Counter{},
 		rewards: newRewardHistogram(),
@@ -62,11 +56,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}
 	}
 	for _, r := range allRoutes {
-		m.codes[r] = map[int]prometheus.Counter{}
-		for _, c := range commonCodes {
-			m.codes[r][c] = m.requests.WithLabelValues(r, strconv.Itoa(c))
-		}
 		m.latency[r] = latency.WithLabelValues(r)
+	}
+	for _, r := range scoringRoutes {
 		m.items[r] = items.WithLabelValues(r)
 	}
 	return m, nil
@@ -74,25 +66,42 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 
 // observe records one finished request.
 func (m *metrics) observe(route string, code, items int, took time.Duration) {
-	c, ok := m.codes[route][code]
-	if !ok {
-		c = m.requests.WithLabelValues(route, strconv.Itoa(code))
-	}
-	c.Inc()
+	m.requests.WithLabelValues(route, codeText(code)).Inc()
 	m.latency[route].Observe(took.Seconds())
-	if items > 0 {
-		m.items[route].Add(float64(items))
+	if c, ok := m.items[route]; ok && items > 0 {
+		c.Add(float64(items))
 	}
+}
+
+// codeText formats the status codes the server sends without allocating.
+func codeText(code int) string {
+	switch code {
+	case 200:
+		return "200"
+	case 400:
+		return "400"
+	case 404:
+		return "404"
+	case 405:
+		return "405"
+	case 413:
+		return "413"
+	case 500:
+		return "500"
+	}
+	return strconv.Itoa(code)
 }
 
 // tally is a request-local reward histogram, merged into the shared one
 // once per request so batches do not contend on atomics per item.
 type tally struct {
-	counts [2][len(rewardBucketsArr) + 1]uint64
+	counts [2][len(rewardBuckets) + 1]uint64
 	sums   [2]float64
 }
 
-var rewardBucketsArr = [...]float64{0, 0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.6, 1.8}
+// rewardBuckets are the upper bounds of the reward histogram: rewards
+// are 0, 0.2, or in (0, 1.8].
+var rewardBuckets = [...]float64{0, 0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.6, 1.8}
 
 func (t *tally) add(possible bool, r float64) {
 	c := 0
@@ -100,7 +109,7 @@ func (t *tally) add(possible bool, r float64) {
 		c = 1
 	}
 	i := 0
-	for i < len(rewardBucketsArr) && r > rewardBucketsArr[i] {
+	for i < len(rewardBuckets) && r > rewardBuckets[i] {
 		i++
 	}
 	t.counts[c][i]++
@@ -111,7 +120,7 @@ func (t *tally) add(possible bool, r float64) {
 // the probe's truth class, fed in bulk from tallies.
 type rewardHistogram struct {
 	desc   *prometheus.Desc
-	counts [2][len(rewardBucketsArr) + 1]atomic.Uint64
+	counts [2][len(rewardBuckets) + 1]atomic.Uint64
 	sums   [2]atomic.Uint64 // float64 bits
 }
 
@@ -149,13 +158,13 @@ func (h *rewardHistogram) Describe(ch chan<- *prometheus.Desc) { ch <- h.desc }
 // Collect implements prometheus.Collector.
 func (h *rewardHistogram) Collect(ch chan<- prometheus.Metric) {
 	for c, name := range truthNames {
-		buckets := make(map[float64]uint64, len(rewardBucketsArr))
+		buckets := make(map[float64]uint64, len(rewardBuckets))
 		var cum uint64
-		for i, ub := range rewardBucketsArr {
+		for i, ub := range rewardBuckets {
 			cum += h.counts[c][i].Load()
 			buckets[ub] = cum
 		}
-		count := cum + h.counts[c][len(rewardBucketsArr)].Load()
+		count := cum + h.counts[c][len(rewardBuckets)].Load()
 		sum := math.Float64frombits(h.sums[c].Load())
 		ch <- prometheus.MustNewConstHistogram(h.desc, count, sum, buckets, name)
 	}
