@@ -15,9 +15,10 @@ func (v *validator) checkFile(f *file) {
 		at := loc{file: f.path, row: i, id: row.ExtraInfo.CustomID}
 		v.checkRLLabels(f, i, row)
 		v.checkShape(f, at, row.Prompt, row.ExtraInfo.ProbeAfterTurn, true)
-		v.recordTrajectory(f.split, trajectoryOf(row), at)
+		traj := trajectoryOf(row)
+		v.recordTrajectory(f.split, traj, at)
 		if f.split != dataset.SplitEval {
-			v.recordPrompt(row.Prompt, at)
+			v.recordPrompt(row.Prompt, traj, at)
 		}
 		v.checkLength(f, at, row.Prompt)
 	}
@@ -25,10 +26,11 @@ func (v *validator) checkFile(f *file) {
 		at := loc{file: f.path, row: i, id: row.CustomID}
 		p, pOK := v.checkSFTLabels(f, i, row)
 		v.checkShape(f, at, row.Messages, p, pOK)
-		v.recordTrajectory(f.split, dataset.TrajectoryOf(row.CustomID), at)
+		traj := dataset.TrajectoryOf(row.CustomID)
+		v.recordTrajectory(f.split, traj, at)
 		if n := len(row.Messages); n > 0 {
 			prompt := row.Messages[:n-1]
-			v.recordPrompt(prompt, at)
+			v.recordPrompt(prompt, traj, at)
 			v.checkLength(f, at, prompt)
 		}
 	}

@@ -3,6 +3,7 @@ package validate
 import (
 	"crypto/sha256"
 	"fmt"
+	"slices"
 
 	"bagen-data/dataset"
 )
@@ -37,12 +38,24 @@ func promptKey(msgs []dataset.Message) [32]byte {
 	return k
 }
 
+// trainPrompt is where a training prompt occurs: its first row and the
+// trajectories it occurs in.
+type trainPrompt struct {
+	first loc
+	trajs []string
+}
+
 // recordPrompt notes a training prompt (SFT messages without the answer,
-// or an RL prompt).
-func (v *validator) recordPrompt(msgs []dataset.Message, at loc) {
+// or an RL prompt) of trajectory traj.
+func (v *validator) recordPrompt(msgs []dataset.Message, traj string, at loc) {
 	k := promptKey(msgs)
-	if _, ok := v.prompts[k]; !ok {
-		v.prompts[k] = at
+	tp, ok := v.prompts[k]
+	if !ok {
+		tp = &trainPrompt{first: at}
+		v.prompts[k] = tp
+	}
+	if !slices.Contains(tp.trajs, traj) {
+		tp.trajs = append(tp.trajs, traj)
 	}
 }
 
@@ -67,13 +80,19 @@ func (v *validator) leakage(files []*file) {
 			continue
 		}
 		for i, row := range f.rl {
-			first, ok := v.prompts[promptKey(row.Prompt)]
+			tp, ok := v.prompts[promptKey(row.Prompt)]
 			if !ok {
 				continue
 			}
 			at := loc{file: f.path, row: i, id: row.ExtraInfo.CustomID}
-			v.fs.add(CheckLeakage, Error, "prompt-leak", f.path, "eval prompts identical to a training prompt",
-				at.example(fmt.Sprintf("same prompt as %s row %d (%s)", first.file, first.row, first.id)))
+			msg := fmt.Sprintf("same prompt as %s row %d (%s)", tp.first.file, tp.first.row, tp.first.id)
+			if slices.Contains(tp.trajs, trajectoryOf(row)) {
+				v.fs.add(CheckLeakage, Error, "prompt-leak", f.path, "eval probes whose very prompt is in training data", at.example(msg))
+				continue
+			}
+			v.fs.add(CheckLeakage, Warning, "prompt-repeat", f.path,
+				"eval prompts identical to a training prompt of another trajectory (the same start state rolled out more than once): a model can answer them from memory",
+				at.example(msg))
 		}
 	}
 }

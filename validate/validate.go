@@ -95,7 +95,7 @@ type validator struct {
 	trajs    map[string]*trajState     // trajectory → first probe seen
 	splits   map[string][]trajLoc      // split → trajectories in order of first row
 	inSplit  map[string]map[string]loc // split → trajectory → first row
-	prompts  map[[32]byte]loc          // train prompt → first row
+	prompts  map[[32]byte]*trainPrompt // train prompt → where it occurs
 	sysCount map[int64]loc             // tokens_used − Σ per_turn_tokens → first row
 	longest  int
 	longLoc  loc
@@ -121,7 +121,7 @@ func newValidator(cfg Config) *validator {
 	return &validator{
 		cfg: cfg, fs: newFindings(cfg.MaxExamples),
 		trajs: map[string]*trajState{}, splits: map[string][]trajLoc{},
-		inSplit: map[string]map[string]loc{}, prompts: map[[32]byte]loc{},
+		inSplit: map[string]map[string]loc{}, prompts: map[[32]byte]*trainPrompt{},
 		sysCount: map[int64]loc{},
 	}
 }

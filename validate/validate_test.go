@@ -14,6 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/dataset"
+	"bagen-data/fixtures"
+	"bagen-data/probes"
+	"bagen-data/tokenizer"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -396,6 +399,24 @@ func TestBroken(t *testing.T) {
 			want: map[string]int{"trajectory-leak": 1, "prompt-leak": 1, "manifest-counts": 1},
 		},
 		{
+			name: "eval start state also in training",
+			code: "prompt-repeat",
+			edit: func(t *testing.T, dir string) string {
+				first := func(r dataset.RLRow) bool { return r.ExtraInfo.ProbeAfterTurn == 0 }
+				train := readRows[dataset.RLRow](t, rlPath(dir))
+				i := index(t, train, first)
+				var msg string
+				editRL(t, evalPath(dir), func(rows []dataset.RLRow) []dataset.RLRow {
+					j := index(t, rows, first)
+					rows[j].Prompt = train[i].Prompt
+					msg = fmt.Sprintf("same prompt as %s row %d (%s)", rlPath(dir), i, train[i].ExtraInfo.CustomID)
+					return rows
+				})
+				return msg
+			},
+			want: map[string]int{"prompt-repeat": 1},
+		},
+		{
 			name: "duplicate eval row",
 			code: "duplicates",
 			edit: func(t *testing.T, dir string) string {
@@ -651,4 +672,37 @@ func TestRunErrors(t *testing.T) {
 	if _, err := Run(t.Context(), []string{empty}, Config{}); !errors.Is(err, ErrNoFiles) {
 		t.Errorf("empty directory: got %v, want ErrNoFiles", err)
 	}
+}
+
+// TestEmbeddedFixturesPass builds the embedded Sokoban rollouts the way
+// `bagen-data build` does with Qwen's tokenizer and validates the output:
+// no error-level finding.
+func TestEmbeddedFixturesPass(t *testing.T) {
+	names, err := fixtures.Files("sokoban")
+	if err != nil || len(names) == 0 {
+		t.Skipf("no embedded sokoban fixtures (%v)", err)
+	}
+	tok, err := tokenizer.Load(tokenizer.DefaultPath())
+	if err != nil {
+		t.Skipf("no Qwen tokenizer (%v): run `make tokenizer`", err)
+	}
+	srcs := make([]probes.Source, len(names))
+	for i, n := range names {
+		srcs[i] = probes.FSSource(fixtures.Rollouts, n)
+	}
+	task, _ := probes.LookupTask("sokoban")
+	width, _ := probes.ParseWidth("pct30")
+	dir := filepath.Join(t.TempDir(), "out")
+	cfg := dataset.Config{Task: task, Width: width, Probes: probes.Options{MinRemaining: 1}, Seed: 42,
+		Balance: dataset.Balance{Oversample: 2, Ratio: 1}, Counter: tok, Tokenizer: "qwen", Version: "test"}
+	if _, err := dataset.Build(t.Context(), srcs, dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, Config{Counter: tok}, dir)
+	if !r.OK() {
+		var b bytes.Buffer
+		r.WriteText(&b)
+		t.Errorf("embedded fixtures: %d errors\n%s", r.Errors, b.String())
+	}
+	t.Logf("%d files, %d warnings", len(r.Files), r.Warnings)
 }
