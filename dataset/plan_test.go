@@ -1,11 +1,15 @@
 package dataset
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"bagen-data/probes"
 )
@@ -149,3 +153,22 @@ func FuzzDecodeTurns(f *testing.F) {
 type words struct{}
 
 func (words) Count(s string) int { return len(s) }
+
+func TestWriteFileRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "x.parquet")
+	rows := []RLRow{{DataSource: "d", Prompt: []Message{{Role: "user", Content: "q"}}, ExtraInfo: ExtraInfo{CustomID: "a_probe_after_turn_1", RemainingTokens: 12}}}
+	if err := WriteFile(context.Background(), path, rows); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadRL(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rows, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("%d files in the directory, want only x.parquet", len(entries))
+	}
+}
