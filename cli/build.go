@@ -29,24 +29,24 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 	Flags: []ucli.Flag{
 		&ucli.StringSliceFlag{Name: "input", Aliases: []string{"i"}, Usage: "rollout `FILE` or directory (repeatable); default: the embedded fixtures of --task"},
 		&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "out", Usage: "output `DIR`"},
-		&ucli.StringFlag{Name: "task", Value: "sokoban", Usage: "task preset: sokoban, searchr1, swebench or warehouse"},
-		&ucli.Int64Flag{Name: "budget", Usage: "token `BUDGET` for every trajectory (default: the trajectory's own, else the task's: sokoban 2500, searchr1 3500)"},
-		&ucli.StringFlag{Name: "width", Value: "pct30", Usage: "target interval: pctN (±N% of r), fixN (±N tokens) or point"},
+		&ucli.StringFlag{Name: "task", Value: "sokoban", Usage: "task `NAME`: sokoban, searchr1, swebench or warehouse"},
+		&ucli.Int64Flag{Name: "budget", Usage: "token `BUDGET` for every trajectory", DefaultText: "the trajectory's own, else the task's: sokoban 2500, searchr1 3500"},
+		&ucli.StringFlag{Name: "width", Value: "pct30", Usage: "target interval `WIDTH`: pctN (±N% of r), fixN (±N tokens) or point"},
 		tokenizerFlag,
-		&ucli.StringFlag{Name: "labels", Value: "paper", Usage: "labelling rule: paper, or bagen-v1 (the reference script's, byte for byte)"},
+		&ucli.StringFlag{Name: "labels", Value: "paper", Usage: "labelling `RULE`: paper, or bagen-v1 (the reference script's)"},
 		&ucli.IntFlag{Name: "probe-every", Value: 1, Usage: "place a probe every `N` turns"},
 		&ucli.Int64Flag{Name: "min-remaining", Value: 1, Usage: "drop probes with fewer than `N` remaining tokens"},
-		&ucli.BoolFlag{Name: "think", Usage: "add a templated <think> to SFT answers and ask for one in the probe"},
-		&ucli.StringFlag{Name: "split", Value: "40/50/10", Usage: "trajectory split SFT/RL/EVAL in percent"},
-		&ucli.Uint64Flag{Name: "seed", Value: 42, Usage: "seed of the split, balancing and shuffles"},
-		&ucli.IntFlag{Name: "oversample-possible", Value: 2, Usage: "copies of each possible probe in the SFT and RL splits"},
+		&ucli.BoolFlag{Name: "think", Usage: "add a templated <think> to SFT answers and ask for one in the probe", DisableDefaultText: true},
+		&ucli.StringFlag{Name: "split", Value: "40/50/10", Usage: "trajectory split `SFT/RL/EVAL` in percent"},
+		&ucli.Uint64Flag{Name: "seed", Value: 42, Usage: "`SEED` of the split, balancing and shuffles"},
+		&ucli.IntFlag{Name: "oversample-possible", Value: 2, Usage: "`N` copies of each possible probe in the SFT and RL splits"},
 		&ucli.Float64Flag{Name: "balance-ratio", Value: 1.0, Usage: "keep at most `R` × possible impossible probes in the SFT and RL splits (0: no cap)"},
-		&ucli.BoolFlag{Name: "balance-eval", Usage: "balance the eval split too (default: natural class ratio)"},
-		&ucli.BoolFlag{Name: "prefix-ids", Usage: "prefix every trajectory id with its file's base name"},
-		&ucli.BoolFlag{Name: "skip-invalid", Usage: "skip malformed trajectories (counted in the summary and manifest) instead of failing"},
+		&ucli.BoolFlag{Name: "balance-eval", Usage: "balance the eval split too (default: its natural class ratio)", DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "prefix-ids", Usage: "prefix every trajectory id with its file's base name", DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "skip-invalid", Usage: "skip malformed trajectories (counted in the summary and manifest) instead of failing", DisableDefaultText: true},
 		&ucli.StringFlag{Name: "system-prompt", Usage: "system `TEXT` replacing the task preset's"},
 		&ucli.StringFlag{Name: "system-prompt-file", Usage: "read the system prompt from `FILE`"},
-		&ucli.IntFlag{Name: "workers", Usage: "parallel workers (default: all cores)"},
+		&ucli.IntFlag{Name: "workers", Usage: "`N` parallel workers", DefaultText: "all cores"},
 		quietFlag,
 	},
 	Action: runBuild,
@@ -57,7 +57,7 @@ var tokenizerFlag = &ucli.StringFlag{
 	Usage: "token counter for counts the logs do not record: a tokenizer.json `PATH`, ollama:MODEL or hf:REPO (default: Qwen's, cached by `make tokenizer`, when present)",
 }
 
-var quietFlag = &ucli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar or summary"}
+var quietFlag = &ucli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar or summary", DisableDefaultText: true}
 
 func runBuild(c *ucli.Context) error {
 	if c.NArg() > 0 {
