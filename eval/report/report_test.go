@@ -191,7 +191,9 @@ func TestTickStep(t *testing.T) {
 		{"exactly 100%", []eval.Num{1}, 0.25},
 		{"111%", []eval.Num{1.107}, 0.5},
 		{"277%", []eval.Num{2.772}, 1},
+		{"422%", []eval.Num{4.217}, 1.5},
 		{"848%", []eval.Num{8.481}, 2.5},
+		{"2000%", []eval.Num{20}, 5},
 	}
 	for _, tt := range tests {
 		if got := tickStep(tt.vs); got != tt.want {

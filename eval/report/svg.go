@@ -13,7 +13,7 @@ import (
 // Plot geometry, in SVG user units.
 const (
 	width, height = 440.0, 280.0
-	left, right   = 50.0, 15.0
+	left, right   = 50.0, 30.0
 	top, bottom   = 46.0, 45.0
 	plotW         = width - left - right
 	plotH         = height - top - bottom
@@ -171,7 +171,8 @@ func binMRE(bins []eval.Bin) []eval.Num {
 }
 
 // tickStep returns the x tick step of the MRE axis: the smallest of 0.25,
-// 0.5, 1, 2.5, 5, 10, … whose four steps reach the largest defined value.
+// 0.5, 1, 1.5, 2.5, 5, 10, 15, 25, … whose four steps reach the largest
+// defined value.
 func tickStep(vs []eval.Num) float64 {
 	top := 0.0
 	for _, n := range vs {
@@ -179,10 +180,10 @@ func tickStep(vs []eval.Num) float64 {
 			top = math.Max(top, v)
 		}
 	}
-	for step := 0.25; ; step *= 10 {
-		for _, s := range []float64{step, 2 * step, 4 * step} {
-			if 4*s >= top {
-				return s
+	for scale := 1.0; ; scale *= 10 {
+		for _, s := range []float64{0.25, 0.5, 1, 1.5} {
+			if 4*s*scale >= top {
+				return s * scale
 			}
 		}
 	}
