@@ -1,0 +1,54 @@
+package eval_test
+
+import (
+	"fmt"
+	"os"
+
+	"bagen-data/eval"
+)
+
+func ExampleCompute() {
+	rows := []eval.Scored{
+		// Trajectory a succeeds: 500 tokens remain after the first probe, 200
+		// after the second.
+		eval.NewScored(eval.Truth{CustomID: "a_probe_after_turn_0", TrajectoryID: "a", TotalTurns: 2,
+			TokensUsed: 300, Remaining: 500, Possible: true}, "<answer>[400, 600]</answer>"),
+		eval.NewScored(eval.Truth{CustomID: "a_probe_after_turn_1", TrajectoryID: "a", ProbeAfterTurn: 1, TotalTurns: 2,
+			TokensUsed: 600, Remaining: 200, Possible: true}, "<answer>[100, 150]</answer>"),
+		// Trajectory b fails.
+		eval.NewScored(eval.Truth{CustomID: "b_probe_after_turn_0", TrajectoryID: "b", TotalTurns: 3,
+			TokensUsed: 300, Remaining: 2600}, "<think>The box is stuck.</think><answer>impossible</answer>"),
+	}
+	m := eval.Compute(rows)
+	fmt.Println("Acc", m.Accuracy.Pct(), "Fail-F1", m.FailF1.Pct())
+	fmt.Println("Cover", m.Coverage.Pct(), "MRE P50", m.MREP50.Pct())
+	fmt.Println("R", m.Reward.Fixed(3), "S", m.Score.Fixed(3))
+	fmt.Println("optimistic misses", m.Optimistic, "of", m.Misses)
+	fmt.Println("tokens saved on failed", m.EarlyStop.SavedShare.Pct())
+	// Output:
+	// Acc 100.0% Fail-F1 100.0%
+	// Cover 50.0% MRE P50 18.8%
+	// R 0.427 S 0.300
+	// optimistic misses 1 of 1
+	// tokens saved on failed 89.7%
+}
+
+func ExampleWriteCompare() {
+	runs := []eval.Run{
+		{Name: "SFT pct30 e5", Metrics: eval.Metrics{Accuracy: 0.911, RecallPossible: 0.953, RecallImpossible: 0.868,
+			Coverage: 0.374, MREP50: 0.539, MREP90: 0.864, Reward: 0.210}},
+		{Name: "Zero RL no think", Metrics: eval.Metrics{Accuracy: 0.5, RecallPossible: 0, RecallImpossible: 1,
+			Coverage: eval.NaN, MREP50: eval.NaN, MREP90: eval.NaN, Reward: 0.1}},
+	}
+	eval.WriteCompare(os.Stdout, runs)
+	// Output:
+	// run                 Acc  Rec pos  Rec imp  Cover  MRE P50  MRE P90      R
+	// SFT pct30 e5      91.1%    95.3%    86.8%  37.4%    53.9%    86.4%  0.210
+	// Zero RL no think  50.0%     0.0%   100.0%      -        -        -  0.100
+}
+
+func ExamplePercentileLinear() {
+	mre := []float64{0.5, 0, 1.0 / 3, 0}
+	fmt.Printf("P50 %.4f P90 %.4f\n", eval.PercentileLinear(mre, 50), eval.PercentileLinear(mre, 90))
+	// Output: P50 0.1667 P90 0.4500
+}
