@@ -49,7 +49,8 @@ type Finding struct {
 	Level Level  `json:"level"`
 	Code  string `json:"code"`
 	// Summary says what is wrong in general; Examples say where.
-	Summary  string    `json:"summary"`
+	Summary string `json:"summary"`
+	// Count is how many rows (or files, or trajectories) offend.
 	Count    int       `json:"count"`
 	Examples []Example `json:"examples"`
 }
@@ -79,8 +80,9 @@ type Report struct {
 	Width       string    `json:"width,omitempty"`
 	WidthSource string    `json:"width_source,omitempty"`
 	Findings    []Finding `json:"findings"`
-	Errors      int       `json:"errors"`
-	Warnings    int       `json:"warnings"`
+	// Errors and Warnings count the findings (not the rows) of each level.
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
 }
 
 // OK reports whether no error-level finding was made.

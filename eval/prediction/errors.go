@@ -24,15 +24,19 @@ type LineError struct {
 	Err  error
 }
 
+// Error formats e as "file:line: reason".
 func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
 
+// Unwrap returns the reason.
 func (e *LineError) Unwrap() error { return e.Err }
 
 // DuplicateError is a custom_id with two different responses.
 type DuplicateError struct{ CustomID string }
 
+// Error names the custom_id.
 func (e *DuplicateError) Error() string {
 	return fmt.Sprintf("custom_id %q: %v", e.CustomID, ErrDuplicate)
 }
 
+// Unwrap returns ErrDuplicate.
 func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
