@@ -63,6 +63,7 @@ func putState(st *state) {
 		return
 	}
 	st.dec.Reset(nil)
+	st.dec.Trim(maxPooled)
 	for i := range st.strs {
 		clear(st.strs[i])
 		st.strs[i] = st.strs[i][:0]

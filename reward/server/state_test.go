@@ -1,7 +1,10 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
+	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -60,4 +63,35 @@ func TestStatus(t *testing.T) {
 			t.Errorf("status(%v) = %d, want %d", tt.err, got, tt.want)
 		}
 	}
+}
+
+// FuzzHandler feeds arbitrary bodies to every scoring route: the answer is
+// always 200, 400 or 413 with a JSON body, never a 500 or a panic.
+func FuzzHandler(f *testing.F) {
+	for _, s := range []string{
+		`{"query":["<|im_start|>assistant\n<answer>[1, 2]</answer>"],"prompts":["p"],"labels":["2"]}`,
+		`{"prompt":"p","response":"<answer>impossible</answer>","label":"impossible"}`,
+		`{"items":[{"response":"r","remaining_tokens":3,"is_possible":true},{"response":"r","label":"{\"is_possible\":true,\"time_weeks\":1,\"warehouse_item_weeks\":2,\"cumulative_cost_usd\":3}"}]}`,
+		`{"items":[{"response":"r","is_possible":true,"time_weeks":1}]}`,
+	} {
+		f.Add(s)
+	}
+	h, err := New(Config{MaxBody: 1 << 16})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, path := range []string{"/get_reward", "/slime", "/v1/rewards"} {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("POST", path, strings.NewReader(body)))
+			switch rec.Code {
+			case 200, 400, 413:
+			default:
+				t.Fatalf("POST %s %q = %d %s", path, body, rec.Code, rec.Body)
+			}
+			if !json.Valid(rec.Body.Bytes()) {
+				t.Fatalf("POST %s %q: response is not JSON: %s", path, body, rec.Body)
+			}
+		}
+	})
 }

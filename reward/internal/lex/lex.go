@@ -78,6 +78,14 @@ func (d *Decoder) ResetString(s string) {
 	d.Reset(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
+// Trim drops the arena if its capacity exceeds n bytes, so a pooled
+// Decoder does not keep one huge request's memory.
+func (d *Decoder) Trim(n int) {
+	if cap(d.arena) > n {
+		d.arena = nil
+	}
+}
+
 // Err returns the first error, or nil.
 func (d *Decoder) Err() error { return d.err }
 
