@@ -3,7 +3,6 @@ package validate
 import (
 	"crypto/sha256"
 	"fmt"
-	"slices"
 
 	"bagen-data/dataset"
 )
@@ -38,11 +37,11 @@ func promptKey(msgs []dataset.Message) [32]byte {
 	return k
 }
 
-// trainPrompt is where a training prompt occurs: its first row and the
-// trajectories it occurs in.
+// trainPrompt is where a training prompt occurs: its first row, and its
+// first row in each trajectory.
 type trainPrompt struct {
-	first loc
-	trajs []string
+	first  loc
+	byTraj map[string]loc
 }
 
 // recordPrompt notes a training prompt (SFT messages without the answer,
@@ -51,11 +50,11 @@ func (v *validator) recordPrompt(msgs []dataset.Message, traj string, at loc) {
 	k := promptKey(msgs)
 	tp, ok := v.prompts[k]
 	if !ok {
-		tp = &trainPrompt{first: at}
+		tp = &trainPrompt{first: at, byTraj: map[string]loc{}}
 		v.prompts[k] = tp
 	}
-	if !slices.Contains(tp.trajs, traj) {
-		tp.trajs = append(tp.trajs, traj)
+	if _, ok := tp.byTraj[traj]; !ok {
+		tp.byTraj[traj] = at
 	}
 }
 
@@ -85,11 +84,12 @@ func (v *validator) leakage(files []*file) {
 				continue
 			}
 			at := loc{file: f.path, row: i, id: row.ExtraInfo.CustomID}
-			msg := fmt.Sprintf("same prompt as %s row %d (%s)", tp.first.file, tp.first.row, tp.first.id)
-			if slices.Contains(tp.trajs, trajectoryOf(row)) {
-				v.fs.add(CheckLeakage, Error, "prompt-leak", f.path, "eval probes whose very prompt is in training data", at.example(msg))
+			if same, ok := tp.byTraj[trajectoryOf(row)]; ok {
+				v.fs.add(CheckLeakage, Error, "prompt-leak", f.path, "eval probes whose very prompt is in training data",
+					at.example(fmt.Sprintf("same prompt as %s row %d (%s)", same.file, same.row, same.id)))
 				continue
 			}
+			msg := fmt.Sprintf("same prompt as %s row %d (%s)", tp.first.file, tp.first.row, tp.first.id)
 			v.fs.add(CheckLeakage, Warning, "prompt-repeat", f.path,
 				"eval prompts identical to a training prompt of another trajectory (the same start state rolled out more than once): a model can answer them from memory",
 				at.example(msg))
