@@ -25,6 +25,7 @@ func App() *ucli.App {
 			Reward,
 			Validate,
 			Eval,
+			Fixtures,
 		},
 	}
 }
