@@ -84,28 +84,39 @@ func evalRun(c *ucli.Context) (eval.Run, error) {
 			return eval.Run{}, err
 		}
 	}
-	responses, err := readResponses(preds)
+	responses, cut, err := readResponses(preds)
 	if err != nil {
 		return eval.Run{}, err
+	}
+	if cut > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "eval: %d answers in %s stopped before the model finished (a prompt longer than its context?); scored as they are\n", cut, preds)
 	}
 	return score(c, rows, responses, preds, model), nil
 }
 
-func readResponses(path string) (map[string]string, error) {
+// readResponses reads a predictions file into custom_id → response and
+// counts the answers marked incomplete.
+func readResponses(path string) (map[string]string, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("eval: %w", err)
+		return nil, 0, fmt.Errorf("eval: %w", err)
 	}
 	defer f.Close()
 	preds, err := predict.Read(f, path)
 	if err != nil {
-		return nil, fmt.Errorf("eval: %w", err)
+		return nil, 0, fmt.Errorf("eval: %w", err)
 	}
 	m, err := predict.Map(preds)
 	if err != nil {
-		return nil, fmt.Errorf("eval: %s: %w", path, err)
+		return nil, 0, fmt.Errorf("eval: %s: %w", path, err)
 	}
-	return m, nil
+	cut := 0
+	for _, p := range preds {
+		if p.Incomplete {
+			cut++
+		}
+	}
+	return m, cut, nil
 }
 
 // score joins, computes and bootstraps; join problems go to stderr.

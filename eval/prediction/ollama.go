@@ -89,13 +89,13 @@ func Ask(ctx context.Context, c Chatter, probes []Probe, opt Options, save func(
 			break
 		}
 		g.Go(func() error {
-			resp, err := askOne(ctx, c, p, opt)
+			pred, err := askOne(ctx, c, p, opt)
 			if err != nil {
 				return fmt.Errorf("%s: %w", p.CustomID, err)
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if err := save(Prediction{CustomID: p.CustomID, Response: resp, Model: opt.Model}); err != nil {
+			if err := save(pred); err != nil {
 				return err
 			}
 			done++
@@ -124,23 +124,23 @@ func unique(probes []Probe) []Probe {
 }
 
 // askOne asks for one probe, retrying transport errors with backoff.
-func askOne(ctx context.Context, c Chatter, p Probe, opt Options) (string, error) {
+func askOne(ctx context.Context, c Chatter, p Probe, opt Options) (Prediction, error) {
 	wait := opt.Backoff
 	for attempt := 1; ; attempt++ {
-		resp, err := chat(ctx, c, p, opt)
+		pred, err := chat(ctx, c, p, opt)
 		if err == nil {
-			return resp, nil
+			return pred, nil
 		}
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			return Prediction{}, ctx.Err()
 		}
 		if !retryable(err) || attempt == opt.Attempts {
-			return "", fmt.Errorf("attempt %d of %d: %w", attempt, opt.Attempts, err)
+			return Prediction{}, fmt.Errorf("attempt %d of %d: %w", attempt, opt.Attempts, err)
 		}
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
-			return "", ctx.Err()
+			return Prediction{}, ctx.Err()
 		}
 		wait = min(2*wait, 30*time.Second)
 	}
@@ -148,7 +148,7 @@ func askOne(ctx context.Context, c Chatter, p Probe, opt Options) (string, error
 
 // chat sends one non-streaming chat request: the probe's messages,
 // temperature 0, the seed and the length cap.
-func chat(ctx context.Context, c Chatter, p Probe, opt Options) (string, error) {
+func chat(ctx context.Context, c Chatter, p Probe, opt Options) (Prediction, error) {
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
 	msgs := make([]api.Message, len(p.Messages))
@@ -161,19 +161,14 @@ func chat(ctx context.Context, c Chatter, p Probe, opt Options) (string, error) 
 		Options: map[string]any{"temperature": 0, "num_predict": opt.NumPredict, "seed": opt.Seed},
 	}
 	var answer string
-	var finished bool
+	var done bool
 	err := c.Chat(ctx, req, func(r api.ChatResponse) error {
 		answer += r.Message.Content
-		finished = finished || r.Done
+		done = done || r.Done
 		return nil
 	})
-	if err == nil && !finished {
-		err = errIncomplete
-	}
-	return answer, err
+	return Prediction{CustomID: p.CustomID, Response: answer, Model: opt.Model, Incomplete: !done}, err
 }
-
-var errIncomplete = errors.New("the server closed the answer before it was done")
 
 // retryable says whether an error may go away on retry: transport errors,
 // timeouts of one request, 429 and 5xx answers. Other HTTP errors (an

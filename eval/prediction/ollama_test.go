@@ -249,3 +249,32 @@ func TestResumeAfterInterrupt(t *testing.T) {
 		t.Errorf("distinct probes asked: got %d, want 10", len(s.asked))
 	}
 }
+
+// TestAskIncomplete keeps an answer the server did not mark done, flagged,
+// without retrying: the same prompt would be cut off again.
+func TestAskIncomplete(t *testing.T) {
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		json.NewEncoder(w).Encode(api.ChatResponse{Message: api.Message{Role: "assistant", Content: "\n\n<answer>[1"}, Done: false})
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	var got []Prediction
+	err := Ask(t.Context(), api.NewClient(u, srv.Client()), probes(1), Options{Model: "m"}, func(p Prediction) error {
+		got = append(got, p)
+		return nil
+	})
+	want := []Prediction{{CustomID: "t0_probe_after_turn_0", Response: "\n\n<answer>[1", Model: "m", Incomplete: true}}
+	if err != nil || requests.Load() != 1 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %+v, %v after %d requests; want %+v after 1", got, err, requests.Load(), want)
+	}
+	line := string(Marshal(got[0]))
+	if line != `{"custom_id":"t0_probe_after_turn_0","response":"\n\n\u003canswer\u003e[1","model":"m","incomplete":true}`+"\n" {
+		t.Errorf("line: %s", line)
+	}
+	back, err := Read(strings.NewReader(line), "x")
+	if err != nil || !back[0].Incomplete {
+		t.Errorf("read back: %+v, %v", back, err)
+	}
+}

@@ -20,6 +20,10 @@ type Prediction struct {
 	// Model names the model that answered, when known; a log refuses to
 	// mix models.
 	Model string `json:"model,omitempty"`
+	// Incomplete says the server sent the answer without marking it done
+	// (Ollama does when the prompt fills the model's context); the text is
+	// kept and scored as it is.
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 // maxLine bounds one JSONL line (a response is at most a few thousand
@@ -58,9 +62,10 @@ func parseLine(b []byte) (Prediction, error) {
 		return Prediction{}, errBlank
 	}
 	var raw struct {
-		CustomID *string `json:"custom_id"`
-		Response *string `json:"response"`
-		Model    string  `json:"model"`
+		CustomID   *string `json:"custom_id"`
+		Response   *string `json:"response"`
+		Model      string  `json:"model"`
+		Incomplete bool    `json:"incomplete"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return Prediction{}, fmt.Errorf("%w: %w", ErrSyntax, err)
@@ -71,7 +76,7 @@ func parseLine(b []byte) (Prediction, error) {
 	case raw.Response == nil:
 		return Prediction{}, fmt.Errorf("response: %w", ErrMissing)
 	}
-	return Prediction{CustomID: *raw.CustomID, Response: *raw.Response, Model: raw.Model}, nil
+	return Prediction{CustomID: *raw.CustomID, Response: *raw.Response, Model: raw.Model, Incomplete: raw.Incomplete}, nil
 }
 
 // Map indexes predictions by custom_id. A repeated id with the same
