@@ -178,6 +178,7 @@ func writeEvalOutputs(c *ucli.Context, run eval.Run) error {
 		err := writeRewardFile(path, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
 			return enc.Encode(run)
 		})
 		if err != nil {

@@ -48,6 +48,7 @@ func runValidate(c *ucli.Context) error {
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		err = enc.Encode(r)
 	} else {
 		err = r.WriteText(c.App.Writer)
