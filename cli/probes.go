@@ -1,0 +1,251 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"bagen-data/dataset"
+	"bagen-data/probes"
+)
+
+// Probes is the `bagen-data probes` command.
+var Probes = &ucli.Command{
+	Name:  "probes",
+	Usage: "build a rollout-replay benchmark probe set (the paper's evaluation sets)",
+	UsageText: "bagen-data probes --task TASK [--input FILE|DIR ...] [--out probes.parquet] [--budget N|median]\n" +
+		"    [--tokenizer SPEC] [--max-samples 512 --length-bins 8 --seed 42] [--preset half_reachable|bagen-v1]",
+	Description: `For every rollout of T turns, one probe per non-terminal prefix k = 1 … T−1:
+the logged turns 1 … k replayed as history, then the task's estimation prompt
+(with the <think> output specification) and the per-turn usage of those turns,
+input tokens excluding the replayed history. A token probe is feasible iff the
+rollout succeeded and its total fits the budget; remaining = total − used
+through k. Warehouse rollouts are paired with sampled challenges (target cash,
+time, warehouse and cost budgets; --preset) and ask for three intervals.
+SWE-bench families are capped at --max-samples prefixes by a length-bucketed
+round-robin. Writes one parquet in the eval schema (extra_info.split =
+"probes") that bagen-data eval and bagen-data reward score read. Without
+--input it runs on the embedded fixtures of --task.`,
+	Flags: []ucli.Flag{
+		&ucli.StringSliceFlag{Name: "input", Aliases: []string{"i"}, Usage: "rollout `FILE` or directory (repeatable); default: the embedded fixtures of --task"},
+		&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "probes.parquet", Usage: "output parquet `FILE`"},
+		&ucli.StringFlag{Name: "task", Value: "sokoban", Usage: "task preset: sokoban, searchr1, swebench or warehouse"},
+		&ucli.StringFlag{Name: "budget", Usage: "token budget: `N` tokens, or median (the family's lower median total); default: each rollout's own, else the task's (sokoban 2500, searchr1 3500)"},
+		tokenizerFlag,
+		&ucli.IntFlag{Name: "max-samples", Usage: "cap the probes at `N` by length-bucketed round-robin; 0: no cap (default: 512 for swebench, else 0)"},
+		&ucli.IntFlag{Name: "length-bins", Value: 8, Usage: "rollout-length buckets of the subsampling"},
+		&ucli.Uint64Flag{Name: "seed", Value: 42, Usage: "seed of the subsampling and of the Warehouse challenges"},
+		&ucli.StringFlag{Name: "preset", Value: "half_reachable", Usage: "Warehouse challenges: half_reachable (the paper's text) or bagen-v1 (the authors' shipped variant)"},
+		&ucli.StringFlag{Name: "width", Value: "pct30", Usage: "reward_model.ground_truth of token probes: pctN, fixN or point"},
+		&ucli.BoolFlag{Name: "prefix-ids", Usage: "prefix every trajectory id with its file's base name"},
+		quietFlag,
+	},
+	Action: runProbes,
+}
+
+// probesConfig is the checked flags of one run.
+type probesConfig struct {
+	task     probes.Task
+	budget   probes.Budget
+	preset   probes.Preset
+	width    probes.Width
+	sampling probes.Sampling
+	read     probes.ReplayOptions
+}
+
+func runProbes(c *ucli.Context) error {
+	if c.NArg() > 0 {
+		return fmt.Errorf("probes: unexpected argument %q (inputs go in --input)", c.Args().First())
+	}
+	cfg, err := probesFlags(c)
+	if err != nil {
+		return err
+	}
+	srcs, err := buildSources(c.StringSlice("input"), cfg.task.Name)
+	if err != nil {
+		return err
+	}
+	rs, err := probes.ReadReplays(c.Context, srcs, cfg.read)
+	if err != nil {
+		return err
+	}
+	rows, sum, err := probeRows(rs, cfg)
+	if err != nil {
+		return err
+	}
+	if err := dataset.WriteFile(c.Context, c.String("out"), rows); err != nil {
+		return fmt.Errorf("probes: %w", err)
+	}
+	if !c.Bool("quiet") {
+		sum.print(c.App.Writer, c.String("out"))
+	}
+	return nil
+}
+
+// probesFlags checks every flag and reports all problems at once.
+func probesFlags(c *ucli.Context) (probesConfig, error) {
+	var errs []error
+	task, err := probes.LookupTask(c.String("task"))
+	errs = append(errs, err)
+	budget, err := probes.ParseBudget(c.String("budget"))
+	errs = append(errs, err)
+	preset, err := probes.ParsePreset(c.String("preset"))
+	errs = append(errs, err)
+	width, err := probes.ParseWidth(c.String("width"))
+	errs = append(errs, err)
+	warehouse := task.Name == "warehouse"
+	switch {
+	case warehouse && c.IsSet("budget"):
+		errs = append(errs, errors.New("budget: the warehouse task has no token budget; its budgets come from --preset"))
+	case !warehouse && c.IsSet("preset"):
+		errs = append(errs, fmt.Errorf("preset: applies to the warehouse task only, not %s", task.Name))
+	}
+	maxSamples := c.Int("max-samples")
+	if !c.IsSet("max-samples") && task.Name == "swebench" {
+		maxSamples = 512
+	}
+	if maxSamples < 0 {
+		errs = append(errs, fmt.Errorf("max-samples: want 0 (no cap) or more, got %d", maxSamples))
+	}
+	if c.Int("length-bins") < 1 {
+		errs = append(errs, fmt.Errorf("length-bins: want at least 1, got %d", c.Int("length-bins")))
+	}
+	var counter probes.Counter
+	if !warehouse {
+		t, _, err := openCounter(c)
+		errs = append(errs, err)
+		if t != nil {
+			counter = t
+		}
+	}
+	cfg := probesConfig{
+		task: task, budget: budget, preset: preset, width: width,
+		sampling: probes.Sampling{MaxSamples: maxSamples, LengthBins: c.Int("length-bins"), Seed: c.Uint64("seed")},
+		read:     probes.ReplayOptions{System: task.System, Counter: counter, PrefixIDs: c.Bool("prefix-ids"), Ledger: warehouse},
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// probeSummary is what a run prints.
+type probeSummary struct {
+	task                   string
+	rollouts, succeeded    int
+	candidates             int
+	possible, impossible   int
+	setting                string // budget or challenge description
+	inputs                 map[probes.InputSource]int
+	unreachable, reachable int
+	feasible               int // rollouts feasible under their budget or challenge
+}
+
+// probeRows builds the probes of a family and renders them as eval rows.
+func probeRows(rs []probes.Replay, cfg probesConfig) ([]dataset.RLRow, probeSummary, error) {
+	sum := probeSummary{task: cfg.task.Name, rollouts: len(rs), inputs: map[probes.InputSource]int{}}
+	for _, r := range rs {
+		if r.Traj.Success {
+			sum.succeeded++
+		}
+		sum.inputs[r.Inputs]++
+	}
+	var bench []probes.Bench
+	if cfg.read.Ledger {
+		chs, err := probes.Challenges(probes.ChallengeInputs(rs), cfg.preset, cfg.sampling.Seed)
+		if err != nil {
+			return nil, sum, err
+		}
+		for i, ch := range chs {
+			if ch.Feasible(rs[i].Ledger, rs[i].Traj.Success) {
+				sum.feasible++
+			}
+			if ch.Reachable {
+				sum.reachable++
+			} else {
+				sum.unreachable++
+			}
+		}
+		sum.setting = "preset " + cfg.preset.String()
+		bench, sum.candidates = probes.WarehouseBench(rs, chs, cfg.sampling)
+	} else {
+		budgets, err := probes.Budgets(rs, cfg.budget, cfg.task.Budget, cfg.task.Name)
+		if err != nil {
+			return nil, sum, err
+		}
+		sum.setting = budgetSetting(cfg.budget, budgets)
+		for i, r := range rs {
+			if r.Traj.Success && r.Total() <= budgets[i] {
+				sum.feasible++
+			}
+		}
+		bench, sum.candidates = probes.TokenBench(rs, cfg.task, budgets, cfg.sampling)
+	}
+	rows := make([]dataset.RLRow, len(bench))
+	for i, b := range bench {
+		rows[i] = benchRow(cfg, rs[b.Rollout].Traj.ID, i, b)
+		if b.Possible {
+			sum.possible++
+		} else {
+			sum.impossible++
+		}
+	}
+	return rows, sum, nil
+}
+
+func budgetSetting(b probes.Budget, budgets []int64) string {
+	if b.Median {
+		return "budget median = " + strconv.FormatInt(budgets[0], 10) + " tokens"
+	}
+	if b.Tokens > 0 {
+		return "budget " + strconv.FormatInt(b.Tokens, 10) + " tokens"
+	}
+	return "budget per rollout (first: " + strconv.FormatInt(budgets[0], 10) + " tokens)"
+}
+
+// benchRow is one probe in the eval schema.
+func benchRow(cfg probesConfig, traj string, index int, b probes.Bench) dataset.RLRow {
+	id := traj + dataset.ProbeSuffix + strconv.Itoa(b.After)
+	prompt := make([]dataset.Message, len(b.Prompt))
+	for i, m := range b.Prompt {
+		prompt[i] = dataset.Message{Role: m.Role, Content: m.Content}
+	}
+	turns := make([]dataset.TurnTokens, len(b.TurnUsage))
+	for k, t := range b.TurnUsage {
+		turns[k] = dataset.TurnTokens{Turn: int64(k + 1), InputTokens: t.In, OutputTokens: t.Out}
+	}
+	var gt, label string
+	margin := 0.0
+	if b.Warehouse != nil {
+		gt, label = b.Warehouse.GroundTruth(), b.Warehouse.Label()
+	} else {
+		gt = cfg.width.GroundTruth(probes.Probe{After: b.After, Used: b.Used, Remaining: b.Remaining, Possible: b.Possible})
+		label = dataset.Label{RemainingTokens: b.Remaining, IsPossible: b.Possible, GroundTruth: gt}.String()
+		margin = float64(b.Budget-b.Used-b.Remaining) / float64(b.Budget)
+	}
+	return dataset.RLRow{
+		DataSource:  "budget_probe_" + cfg.task.Name,
+		Prompt:      prompt,
+		Ability:     "budget_estimation",
+		RewardModel: dataset.RewardModel{Style: "rule", GroundTruth: gt},
+		ExtraInfo: dataset.ExtraInfo{
+			CustomID: id, TrajectoryID: traj, Split: "probes", Index: int64(index),
+			ProbeAfterTurn: int64(b.After), TotalTurns: int64(b.TotalTurns), TokensUsed: b.Used,
+			RemainingTokens: b.Remaining, IsPossible: b.Possible, Budget: b.Budget,
+			PerTurnTokens: turns, Margin: margin,
+		},
+		Label: label,
+	}
+}
+
+func (s probeSummary) print(w io.Writer, out string) {
+	fmt.Fprintf(w, "%s: %d rollouts (%d succeeded, %d feasible); %s", s.task, s.rollouts, s.succeeded, s.feasible, s.setting)
+	if s.reachable+s.unreachable > 0 {
+		fmt.Fprintf(w, " (%d unreachable, %d reachable challenges)", s.unreachable, s.reachable)
+	} else {
+		fmt.Fprintf(w, "; input tokens from messages %d, api %d, api-deltas %d",
+			s.inputs[probes.InputMessages], s.inputs[probes.InputAPI], s.inputs[probes.InputAPIDeltas])
+	}
+	fmt.Fprintf(w, "\n%d candidate prefixes, %d probes (%d possible, %d impossible) -> %s\n",
+		s.candidates, s.possible+s.impossible, s.possible, s.impossible, out)
+}

@@ -1,0 +1,334 @@
+package probes
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// Usage is cumulative Warehouse resource usage, one value per budget
+// dimension.
+type Usage struct {
+	TimeWeeks          float64
+	WarehouseItemWeeks float64
+	CostUSD            float64
+}
+
+// Sub is u − v per dimension, rounded to cents (the logs' precision).
+func (u Usage) Sub(v Usage) Usage {
+	return Usage{cents(u.TimeWeeks - v.TimeWeeks), cents(u.WarehouseItemWeeks - v.WarehouseItemWeeks), cents(u.CostUSD - v.CostUSD)}
+}
+
+// Within reports whether every dimension of u is at most b's.
+func (u Usage) Within(b Usage) bool {
+	return u.TimeWeeks <= b.TimeWeeks && u.WarehouseItemWeeks <= b.WarehouseItemWeeks && u.CostUSD <= b.CostUSD
+}
+
+// Step is one played Warehouse turn: the cumulative usage after it and the
+// cash balance after it.
+type Step struct {
+	Usage
+	CashUSD float64
+}
+
+// Ledger is a Warehouse rollout's external-budget log, read from the
+// canonical JSONL record's metadata:
+//
+//	"metadata":{"success":true, …,
+//	  "steps":[{"time_weeks":2,"warehouse_item_weeks":0,"cumulative_cost_usd":80926.6,"cash_usd":319073.4}, …],
+//	  "final_cash_usd":412345.67}
+//
+// steps has one entry per played turn, in order, with the cumulative usage
+// after that turn (time_weeks, warehouse_item_weeks, cumulative_cost_usd:
+// finite, non-negative, never decreasing) and the cash balance after it
+// (cash_usd, may be negative); final_cash_usd is the balance at the end.
+// The fixtures generator (package fixtures, rollouts/README.md) writes this
+// shape. Success is the record's usual metadata success.
+type Ledger struct {
+	Steps        []Step
+	FinalCashUSD float64
+}
+
+// Total is the usage after the last step.
+func (l Ledger) Total() Usage {
+	if len(l.Steps) == 0 {
+		return Usage{}
+	}
+	return l.Steps[len(l.Steps)-1].Usage
+}
+
+type wireLedger struct {
+	Metadata *struct {
+		Steps     []json.RawMessage `json:"steps"`
+		FinalCash json.RawMessage   `json:"final_cash_usd"`
+	} `json:"metadata"`
+}
+
+type wireStep struct {
+	TimeWeeks          json.RawMessage `json:"time_weeks"`
+	WarehouseItemWeeks json.RawMessage `json:"warehouse_item_weeks"`
+	CostUSD            json.RawMessage `json:"cumulative_cost_usd"`
+	CashUSD            json.RawMessage `json:"cash_usd"`
+}
+
+// DecodeLedger reads the Ledger of a canonical JSONL record. Errors are
+// *ParseError naming the field, e.g. metadata.steps[3].cash_usd.
+func DecodeLedger(rec Record) (Ledger, error) {
+	if rec.Dialogue {
+		return Ledger{}, rec.errorf("metadata.steps", "estimation dialogues carry no warehouse usage; want canonical JSONL rollouts")
+	}
+	var w wireLedger
+	if err := json.Unmarshal(rec.Data, &w); err != nil {
+		return Ledger{}, rec.errorf(ledgerField(err), "%w", jsonCause(err))
+	}
+	switch {
+	case w.Metadata == nil:
+		return Ledger{}, rec.errorf("metadata", "missing")
+	case len(w.Metadata.Steps) == 0:
+		return Ledger{}, rec.errorf("metadata.steps", "missing or empty")
+	}
+	var l Ledger
+	var err error
+	if l.FinalCashUSD, err = number(rec, "metadata.final_cash_usd", w.Metadata.FinalCash, true); err != nil {
+		return Ledger{}, err
+	}
+	l.Steps = make([]Step, len(w.Metadata.Steps))
+	for i, raw := range w.Metadata.Steps {
+		if l.Steps[i], err = decodeStep(rec, i, raw); err != nil {
+			return Ledger{}, err
+		}
+		if i > 0 {
+			if err := nonDecreasing(rec, i, l.Steps[i-1].Usage, l.Steps[i].Usage); err != nil {
+				return Ledger{}, err
+			}
+		}
+	}
+	return l, nil
+}
+
+// ledgerField names the field of a type error in the ledger's shape.
+func ledgerField(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return te.Field
+	}
+	return ""
+}
+
+func decodeStep(rec Record, i int, raw json.RawMessage) (Step, error) {
+	field := fmt.Sprintf("metadata.steps[%d]", i)
+	var w wireStep
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Step{}, rec.errorf(field, "%w", jsonCause(err))
+	}
+	var s Step
+	var err error
+	for _, f := range []struct {
+		name     string
+		raw      json.RawMessage
+		dst      *float64
+		negative bool
+	}{
+		{"time_weeks", w.TimeWeeks, &s.TimeWeeks, false},
+		{"warehouse_item_weeks", w.WarehouseItemWeeks, &s.WarehouseItemWeeks, false},
+		{"cumulative_cost_usd", w.CostUSD, &s.CostUSD, false},
+		{"cash_usd", w.CashUSD, &s.CashUSD, true},
+	} {
+		if *f.dst, err = number(rec, field+"."+f.name, f.raw, f.negative); err != nil {
+			return Step{}, err
+		}
+	}
+	return s, nil
+}
+
+// number reads a required finite JSON number.
+func number(rec Record, field string, raw json.RawMessage, negative bool) (float64, error) {
+	v, ok := present(raw)
+	if !ok {
+		return 0, rec.errorf(field, "missing")
+	}
+	var f float64
+	if v[0] == '"' || json.Unmarshal(v, &f) != nil {
+		return 0, rec.errorf(field, "want a number, got %s", clipJSON(v))
+	}
+	if f < 0 && !negative {
+		return 0, rec.errorf(field, "want a non-negative number, got %v", f)
+	}
+	return f, nil
+}
+
+func clipJSON(v json.RawMessage) string {
+	s := string(v)
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+func nonDecreasing(rec Record, i int, prev, cur Usage) error {
+	for _, d := range []struct {
+		name      string
+		prev, cur float64
+	}{
+		{"time_weeks", prev.TimeWeeks, cur.TimeWeeks},
+		{"warehouse_item_weeks", prev.WarehouseItemWeeks, cur.WarehouseItemWeeks},
+		{"cumulative_cost_usd", prev.CostUSD, cur.CostUSD},
+	} {
+		if d.cur < d.prev {
+			return rec.errorf(fmt.Sprintf("metadata.steps[%d].%s", i, d.name),
+				"cumulative usage decreases from %v to %v", d.prev, d.cur)
+		}
+	}
+	return nil
+}
+
+// Challenge is the sampled (target cash, budgets) tuple a Warehouse rollout
+// is probed under.
+type Challenge struct {
+	TargetCashUSD float64
+	Budget        Usage
+	// Reachable is the group the preset put the rollout in; the label is
+	// Feasible, which may disagree (a failed rollout in the reachable group,
+	// or a bagen-v1 target below a negative final cash).
+	Reachable bool
+}
+
+// Feasible reports whether a rollout meets the challenge: it succeeded,
+// every realized total is within its budget and its final cash reaches the
+// target.
+func (c Challenge) Feasible(l Ledger, success bool) bool {
+	return success && l.Total().Within(c.Budget) && l.FinalCashUSD >= c.TargetCashUSD
+}
+
+// Preset is a challenge sampling scheme (appendix "Warehouse Budget
+// Construction"). Both shuffle the rollouts (sorted by id first, so the
+// result does not depend on input order) and give the first ⌊n/2⌋
+// unreachable challenges and the rest reachable ones. A reachable
+// challenge has target cash min(final, round(final·U(0.5, 1.0))), time
+// budget = the realized weeks, and warehouse and cost budgets = realized
+// total·U(1.0, 1.2) (item-weeks rounded to integers, dollars and weeks to
+// cents, never below the total). Targets round half to even, to whole
+// dollars.
+type Preset uint8
+
+const (
+	// HalfReachable is the scheme the paper's text describes: an
+	// unreachable challenge draws the target-cash, time, warehouse and cost
+	// ratios independently from U(0.5, 2.0) (target = final·r, budget =
+	// total·r) and redraws until the logged rollout fails the check.
+	HalfReachable Preset = iota
+	// BagenV1 reproduces the authors' shipped variant: an unreachable
+	// challenge has target = final·U(1.01, 2.00) and budgets drawn as for a
+	// reachable one, with no redraw (a rollout ending with cash ≤ 0 can
+	// therefore still meet it).
+	BagenV1
+)
+
+// ParsePreset reads --preset: half_reachable or bagen-v1.
+func ParsePreset(s string) (Preset, error) {
+	switch s {
+	case "half_reachable", "":
+		return HalfReachable, nil
+	case "bagen-v1":
+		return BagenV1, nil
+	}
+	return 0, fmt.Errorf("preset %q: want half_reachable (the paper's text) or bagen-v1 (the authors' shipped variant)", s)
+}
+
+func (p Preset) String() string {
+	if p == BagenV1 {
+		return "bagen-v1"
+	}
+	return "half_reachable"
+}
+
+// maxRedraws bounds the unreachable redraws of HalfReachable; a rollout
+// that meets 1000 random challenges (all usage and final cash zero) cannot
+// be made unreachable by ratios.
+const maxRedraws = 1000
+
+// ChallengeInput is what Challenges needs to know of one rollout.
+type ChallengeInput struct {
+	ID      string
+	Ledger  Ledger
+	Success bool
+}
+
+// Challenges samples one challenge per rollout with preset p and seed,
+// aligned with rs. Inputs are not modified.
+func Challenges(rs []ChallengeInput, p Preset, seed uint64) ([]Challenge, error) {
+	order := make([]int, len(rs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(rs[a].ID, rs[b].ID) })
+	rng := rand.New(rand.NewPCG(seed, stream("warehouse-challenge")))
+	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	out := make([]Challenge, len(rs))
+	for pos, i := range order {
+		if pos >= len(rs)/2 {
+			out[i] = reachable(rs[i].Ledger, rng)
+			continue
+		}
+		c, err := unreachable(rs[i], p, rng)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+func stream(purpose string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(purpose))
+	return h.Sum64()
+}
+
+func uniform(rng *rand.Rand, lo, hi float64) float64 { return lo + (hi-lo)*rng.Float64() }
+
+// reachable draws U(0.5,1) for the target, then U(1,1.2) for warehouse and
+// cost.
+func reachable(l Ledger, rng *rand.Rand) Challenge {
+	target := math.Min(l.FinalCashUSD, math.RoundToEven(l.FinalCashUSD*uniform(rng, 0.5, 1.0)))
+	return Challenge{TargetCashUSD: target, Budget: slackBudget(l.Total(), rng), Reachable: true}
+}
+
+// slackBudget is the reachable budgets: the realized weeks, and warehouse
+// and cost totals times U(1.0, 1.2), never below the totals.
+func slackBudget(total Usage, rng *rand.Rand) Usage {
+	wh := math.Max(total.WarehouseItemWeeks, math.RoundToEven(total.WarehouseItemWeeks*uniform(rng, 1.0, 1.2)))
+	cost := math.Max(total.CostUSD, cents(total.CostUSD*uniform(rng, 1.0, 1.2)))
+	return Usage{TimeWeeks: total.TimeWeeks, WarehouseItemWeeks: wh, CostUSD: cost}
+}
+
+func unreachable(r ChallengeInput, p Preset, rng *rand.Rand) (Challenge, error) {
+	l := r.Ledger
+	if p == BagenV1 {
+		target := math.RoundToEven(l.FinalCashUSD * uniform(rng, 1.01, 2.00))
+		return Challenge{TargetCashUSD: target, Budget: slackBudget(l.Total(), rng)}, nil
+	}
+	total := l.Total()
+	for range maxRedraws {
+		c := Challenge{
+			TargetCashUSD: math.RoundToEven(l.FinalCashUSD * uniform(rng, 0.5, 2.0)),
+			Budget: Usage{
+				TimeWeeks:          cents(total.TimeWeeks * uniform(rng, 0.5, 2.0)),
+				WarehouseItemWeeks: math.RoundToEven(total.WarehouseItemWeeks * uniform(rng, 0.5, 2.0)),
+				CostUSD:            cents(total.CostUSD * uniform(rng, 0.5, 2.0)),
+			},
+		}
+		if !c.Feasible(l, r.Success) {
+			return c, nil
+		}
+	}
+	return Challenge{}, fmt.Errorf("rollout %s: no unreachable challenge in %d draws (a rollout whose usage and final cash are all zero meets every ratio challenge)", r.ID, maxRedraws)
+}
+
+// cents rounds to two decimals, half to even.
+func cents(v float64) float64 { return math.RoundToEven(v*100) / 100 }

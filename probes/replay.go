@@ -1,0 +1,427 @@
+// Package probes turns logged agent rollouts into budget probes: the
+// prefix of a rollout shown to an estimator, the question it is asked and
+// the truth its answer is scored against.
+//
+// Two kinds of probe sets are built from the same readers (Expand, Scan,
+// Decode) and the same token accounting (Account):
+//
+//   - training probes for `bagen-data build` (Probes, Render, Answer): one
+//     probe before every turn, p = 0 … T−1;
+//   - benchmark probe sets for `bagen-data probes` (Replay, TokenBench,
+//     WarehouseBench): the paper's rollout-replay evaluation sets.
+//
+// # Rollout replay
+//
+// The paper's §3.2 "Rollout-replay protocol" and appendix "Evaluation
+// Protocol": for a rollout of T turns, each non-terminal prefix k = 1 … T−1
+// yields one probe. The estimator sees the task's system prompt, the logged
+// turns 1 … k replayed as dialogue history, then the task's estimation
+// prompt (appendix "Prompts", with the <think> output specification) filled
+// with the per-turn usage of those k turns. The final turn is never probed:
+// there is nothing left to predict after it.
+//
+// Usage accounting. The usage shown per turn excludes the replayed history:
+// in_k is what turn k added to the context, out_k what the model generated.
+// Where the counts come from (Replay.Inputs):
+//
+//   - InputAPIDeltas: every turn records per_turn_api_tokens[k].input and
+//     those per-request counts include the history, detected as
+//     input_k ≥ input_{k−1} + output_{k−1} for at least half of the T−1
+//     turns k ≥ 1 (HistoryIncluded). They are converted to per-turn deltas:
+//     in_0 = input_0 and in_k = input_k − input_{k−1} − output_{k−1}. Where
+//     the difference is negative (the harness dropped history that turn),
+//     in_k falls back to the count of the turn's user message.
+//   - InputAPI: every turn records its input, but the counts do not include
+//     the history; they are used as they are.
+//   - InputMessages: otherwise, in_k is the user message's count (recorded,
+//     else the tokenizer's, reward annotation removed), as in build.
+//
+// out_k is the recorded API output when there is one (it includes hidden
+// reasoning), else the assistant message's count.
+//
+// The system prompt counts, as in build: with InputMessages, sys is the
+// task preset's system prompt count and is part of every tokens_used; with
+// the API sources the first request's input already holds the system
+// prompt, so sys = 0 and it is counted inside in_0. Then
+//
+//	total       = sys + Σ_{t=1..T} (in_t + out_t)
+//	tokens_used = sys + Σ_{t≤k} (in_t + out_t)
+//	remaining   = total − tokens_used
+//
+// and every probe of a rollout has the label feasible iff the rollout
+// succeeded and total ≤ budget (the paper's label; see Probes).
+//
+// Budgets. --budget N applies to every rollout; --budget median is the
+// median total of the rollout family, the lower median when the count is
+// even (LowerMedian; the paper's SWE-bench setting, appendix "Experiment
+// Matrix"); without --budget, a rollout's own "budget" field, else the
+// task's (Sokoban 2500, Search-R1 3500).
+//
+// # Subsampling
+//
+// SWE-bench rollouts are long, so a family is capped at --max-samples
+// prefixes (512) by Subsample (appendix "Evaluation Protocol"): it buckets
+// rollouts by length, not prefixes, so that long rollouts do not take a
+// share proportional to their length. The steps, all drawing from one PCG
+// stream seeded with --seed:
+//
+//  1. shuffle each rollout's candidate prefixes, rollouts in input order;
+//  2. sort the rollouts by (turns, input index) and cut them into
+//     --length-bins buckets of near-equal size, the remainder going one each
+//     to the earlier buckets;
+//  3. shuffle the rollouts within each bucket, buckets in order;
+//  4. repeat rounds until the cap is reached: shuffle the list of buckets
+//     that still have prefixes, and let each in that order give one prefix:
+//     the next prefix (in the shuffled order of step 1) of the next rollout
+//     in the bucket's round-robin that has one left; a bucket with nothing
+//     left drops out of the list;
+//  5. order the chosen probes by rollout (input order) and tokens used, so
+//     that prompts sharing a history are adjacent (cache-friendly).
+//
+// The description this follows ends step 4 with "fill any shortfall from
+// the shuffled remainder". Here the rounds only stop short of the cap when
+// every bucket is exhausted, that is when every candidate was chosen, so
+// that step would never add anything and is not a separate step.
+//
+// # Warehouse challenge-conditioned probes
+//
+// Warehouse (appendix "Warehouse Budget Construction") has three external
+// budgets, time_weeks, warehouse_item_weeks and cumulative_cost_usd, and no
+// binary success of its own. Each rollout is paired with a sampled challenge
+// (target final cash and one budget per dimension) and is feasible iff it
+// succeeded, each realized total is within its budget and its final cash
+// reaches the target. A probe after turn k shows the usage after k turns and
+// asks for the remaining usage of each dimension; see Ledger for the
+// accepted log and Preset for the two sampling schemes.
+package probes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// InputSource says where a replayed rollout's per-turn input counts came
+// from.
+type InputSource uint8
+
+const (
+	// InputMessages: the user messages' recorded or tokenizer counts.
+	InputMessages InputSource = iota
+	// InputAPI: per_turn_api_tokens[k].input, per request, without history.
+	InputAPI
+	// InputAPIDeltas: per_turn_api_tokens[k].input including the history,
+	// converted to per-turn deltas.
+	InputAPIDeltas
+)
+
+func (s InputSource) String() string {
+	switch s {
+	case InputAPI:
+		return "api"
+	case InputAPIDeltas:
+		return "api-deltas"
+	}
+	return "messages"
+}
+
+// Replay is one rollout prepared for replay probes. It is a value; share
+// it between goroutines only for reading.
+type Replay struct {
+	Traj Trajectory
+	// Acc holds the turns (Pairs) and their usage without replayed history
+	// (Turns). Trailing is never counted.
+	Acc Accounting
+	// Sys is the system prompt's count in Total: the preset's with
+	// InputMessages, 0 with the API sources (the first input holds it).
+	Sys    int64
+	Inputs InputSource
+	// Ledger is the Warehouse log; set only by ReadReplays with
+	// ReplayOptions.Ledger.
+	Ledger Ledger
+}
+
+// NewReplay accounts t for replay probes (see the package doc, "Usage
+// accounting"). system is the task's system prompt, counted with c when the
+// inputs come from the messages; c may be nil when every count it would
+// need is recorded (else the error wraps ErrNoTokenizer).
+func NewReplay(t Trajectory, c Counter, system string) (Replay, error) {
+	acc, src, err := replayAccount(t, c)
+	if err != nil {
+		return Replay{}, err
+	}
+	r := Replay{Traj: t, Acc: acc, Inputs: src}
+	if src == InputMessages {
+		if r.Sys, err = SystemTokens(t, system, c); err != nil {
+			return Replay{}, err
+		}
+	}
+	return r, nil
+}
+
+// Turns is T, the number of (user, assistant) turns.
+func (r Replay) Turns() int { return len(r.Acc.Pairs) }
+
+// Total is sys + Σ_k (in_k + out_k).
+func (r Replay) Total() int64 { return r.Acc.Total(r.Sys) }
+
+// Probes are the replay probes k = 1 … T−1 under budget, labelled as the
+// package doc says: After = k, Used = sys + Σ_{t≤k}(in_t + out_t),
+// Remaining = Total − Used, Possible = success ∧ Total ≤ budget.
+func (r Replay) Probes(budget int64) []Probe {
+	all, _ := Probes(r.Acc, r.Sys, budget, r.Traj.Success, Options{})
+	if len(all) <= 1 {
+		return nil
+	}
+	return all[1:]
+}
+
+// SystemTokens is the count of the system prompt: c's count of system, or,
+// without a counter, the log's own count when its first message is that
+// system prompt with a recorded count.
+func SystemTokens(t Trajectory, system string, c Counter) (int64, error) {
+	if c != nil {
+		return int64(c.Count(system)), nil
+	}
+	if len(t.Messages) > 0 && t.Messages[0].Role == "system" && t.Messages[0].Content == system && t.Messages[0].Tokens != Unrecorded {
+		return t.Messages[0].Tokens, nil
+	}
+	return 0, fmt.Errorf("%s: system prompt: %w", t.Pos, ErrNoTokenizer)
+}
+
+// HistoryIncluded reports whether per-request input counts include the
+// conversation so far: input_k ≥ input_{k−1} + output_{k−1} holds for at
+// least half of the turns k = 1 … n−1. One turn alone never does.
+func HistoryIncluded(input, output []int64) bool {
+	n := min(len(input), len(output))
+	if n < 2 {
+		return false
+	}
+	hits := 0
+	for k := 1; k < n; k++ {
+		if input[k] >= input[k-1]+output[k-1] {
+			hits++
+		}
+	}
+	return 2*hits >= n-1
+}
+
+// replayAccount is Account with the input sources of the package doc.
+func replayAccount(t Trajectory, c Counter) (Accounting, InputSource, error) {
+	pairs, trailing := Pair(t.Messages)
+	a := Accounting{Pairs: pairs, TrailingAt: trailing, Turns: make([]TurnTokens, len(pairs))}
+	outs := make([]int64, len(pairs))
+	for k, p := range pairs {
+		out := int64(Unrecorded)
+		if k < len(t.API) {
+			out = t.API[k].Output
+		}
+		if out == Unrecorded {
+			var err error
+			if out, err = messageTokens(t, p[1], t.Messages[p[1]].Content, c); err != nil {
+				return a, 0, err
+			}
+		}
+		outs[k] = out
+		a.Turns[k].Out = out
+	}
+	inputs := recordedInputs(t.API, len(pairs))
+	src := InputMessages
+	switch {
+	case inputs == nil:
+	case HistoryIncluded(inputs, outs):
+		src = InputAPIDeltas
+	default:
+		src = InputAPI
+	}
+	for k, p := range pairs {
+		in, ok := inputOf(src, inputs, outs, k)
+		if !ok {
+			var err error
+			if in, err = userTokens(t, p[0], c); err != nil {
+				return a, 0, err
+			}
+		}
+		a.Turns[k].In = in
+	}
+	return a, src, nil
+}
+
+// recordedInputs returns the API input of each of n turns, or nil unless
+// every one is recorded.
+func recordedInputs(api []APITokens, n int) []int64 {
+	if n == 0 || len(api) < n {
+		return nil
+	}
+	in := make([]int64, n)
+	for k := range in {
+		if api[k].Input == Unrecorded {
+			return nil
+		}
+		in[k] = api[k].Input
+	}
+	return in
+}
+
+// inputOf is in_k from the API counts; false means use the message count.
+func inputOf(src InputSource, inputs, outs []int64, k int) (int64, bool) {
+	switch src {
+	case InputAPI:
+		return inputs[k], true
+	case InputAPIDeltas:
+		if k == 0 {
+			return inputs[0], true
+		}
+		d := inputs[k] - inputs[k-1] - outs[k-1]
+		return d, d >= 0
+	}
+	return 0, false
+}
+
+// Budget is a --budget value: a fixed number of tokens, or the family's
+// median total. The zero value means each rollout's own budget, else the
+// task's.
+type Budget struct {
+	Tokens int64
+	Median bool
+}
+
+// ParseBudget reads --budget: a positive integer number of tokens, or
+// "median"; "" is the zero Budget.
+func ParseBudget(s string) (Budget, error) {
+	switch s {
+	case "":
+		return Budget{}, nil
+	case "median":
+		return Budget{Median: true}, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return Budget{}, fmt.Errorf("budget %q: want a positive number of tokens or median", s)
+	}
+	return Budget{Tokens: n}, nil
+}
+
+func (b Budget) String() string {
+	switch {
+	case b.Median:
+		return "median"
+	case b.Tokens > 0:
+		return strconv.FormatInt(b.Tokens, 10)
+	}
+	return "per rollout"
+}
+
+// LowerMedian is the median of v, the lower of the two middle values when
+// len(v) is even; 0 for an empty v. v is not modified.
+func LowerMedian(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+// Budgets resolves b for every rollout of a family: b.Tokens, the lower
+// median of the totals, or each rollout's own budget, else fallback (the
+// task's; 0 if it has none). A rollout left without a budget is an error
+// naming it.
+func Budgets(rs []Replay, b Budget, fallback int64, task string) ([]int64, error) {
+	out := make([]int64, len(rs))
+	if b.Median {
+		totals := make([]int64, len(rs))
+		for i, r := range rs {
+			totals[i] = r.Total()
+		}
+		b.Tokens = LowerMedian(totals)
+	}
+	for i, r := range rs {
+		out[i] = cmpOr(b.Tokens, r.Traj.Budget, fallback)
+		if out[i] <= 0 {
+			return nil, &ParseError{File: r.Traj.Pos.File, Line: r.Traj.Pos.Line, Index: r.Traj.Pos.Index, Field: "budget",
+				Err: fmt.Errorf("no budget: task %s has no default, the trajectory sets none; pass --budget N or --budget median", task)}
+		}
+	}
+	return out, nil
+}
+
+func cmpOr(vs ...int64) int64 {
+	for _, v := range vs {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
+}
+
+// ReplayOptions configures ReadReplays. The zero value reads token rollouts
+// with no system prompt, no tokenizer and ids as logged.
+type ReplayOptions struct {
+	// System is the system prompt counted into sys (the task preset's).
+	System string
+	// Counter counts what the logs do not record; nil is allowed when
+	// everything needed is recorded.
+	Counter Counter
+	// PrefixIDs prefixes every id with its file's base name and ":", as build does.
+	PrefixIDs bool
+	// Ledger reads Warehouse rollouts: every record must carry a Ledger
+	// (metadata.steps) with one step per turn, and tokens are not counted
+	// (Acc.Turns are zero).
+	Ledger bool
+}
+
+// ReadReplays reads every record of srcs in order into a Replay. Ids must
+// be unique (the error is a *DuplicateError).
+func ReadReplays(ctx context.Context, srcs []Source, o ReplayOptions) ([]Replay, error) {
+	var out []Replay
+	seen := map[string]Position{}
+	for _, src := range srcs {
+		prefix := ""
+		if o.PrefixIDs {
+			prefix = BaseID(src.Name) + ":"
+		}
+		err := Scan(ctx, src, func(rec Record) error {
+			r, err := readReplay(rec, o)
+			if err != nil {
+				return err
+			}
+			r.Traj.ID = prefix + r.Traj.ID
+			if first, dup := seen[r.Traj.ID]; dup {
+				return &DuplicateError{ID: r.Traj.ID, First: first.String(), Then: r.Traj.Pos.String()}
+			}
+			seen[r.Traj.ID] = r.Traj.Pos
+			out = append(out, r)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no rollouts in the input")
+	}
+	return out, nil
+}
+
+func readReplay(rec Record, o ReplayOptions) (Replay, error) {
+	t, err := Decode(rec)
+	if err != nil {
+		return Replay{}, err
+	}
+	if !o.Ledger {
+		return NewReplay(t, o.Counter, o.System)
+	}
+	l, err := DecodeLedger(rec)
+	if err != nil {
+		return Replay{}, err
+	}
+	pairs, trailing := Pair(t.Messages)
+	if len(l.Steps) != len(pairs) {
+		return Replay{}, rec.errorf("metadata.steps", "%d steps for %d turns, want one step per turn", len(l.Steps), len(pairs))
+	}
+	acc := Accounting{Pairs: pairs, TrailingAt: trailing, Turns: make([]TurnTokens, len(pairs))}
+	return Replay{Traj: t, Acc: acc, Ledger: l}, nil
+}
