@@ -57,7 +57,7 @@ func runValidate(c *ucli.Context) error {
 		return err
 	}
 	if !r.OK() {
-		return fmt.Errorf("validate: %d error findings: %w", r.Errors, validate.ErrInvalid)
+		return fmt.Errorf("validate: %s: %w", validate.Plural(r.Errors, "error finding"), validate.ErrInvalid)
 	}
 	return nil
 }

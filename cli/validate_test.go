@@ -56,7 +56,7 @@ func TestValidateCommand(t *testing.T) {
 		"  " + eval + ": row 0 (t2_probe_after_turn_0): trajectory \"t2\" is also in rl at " + filepath.Join(dir, "rl", "train.parquet") + " row 1\n",
 		"\nERROR [leakage/prompt-leak] eval probes whose very prompt is in training data (1)\n",
 		"\nWARNING [balance/class-missing] splits without one of the classes (F1 and recall of the absent class are undefined) (2)\n",
-		"\n2 errors, 1 warnings\n",
+		"\n2 errors, 1 warning\n",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)

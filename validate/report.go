@@ -122,7 +122,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  … and %d more\n", more)
 		}
 	}
-	fmt.Fprintf(&b, "\n%d errors, %d warnings\n", r.Errors, r.Warnings)
+	fmt.Fprintf(&b, "\n%s, %s\n", Plural(r.Errors, "error"), Plural(r.Warnings, "warning"))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -202,4 +202,12 @@ func sortStable(fs []Finding, less func(a, b Finding) bool) {
 		}
 		return 0
 	})
+}
+
+// Plural formats a count with its noun: "1 error", "2 errors".
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
