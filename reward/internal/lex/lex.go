@@ -10,6 +10,7 @@ package lex
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -374,26 +375,35 @@ func (d *Decoder) RawStr() (raw []byte, escaped bool) {
 		d.want("string")
 		return nil, false
 	}
-	d.pos++
-	start := d.pos
+	b := d.buf
+	start := d.pos + 1
+	p := start
 	for {
-		d.pos = plain(d.buf, d.pos)
-		if d.pos >= len(d.buf) {
+		p = plain(b, p)
+		if p >= len(b) {
+			d.pos = p
 			d.fail("unterminated string")
 			return nil, false
 		}
-		switch c := d.buf[d.pos]; {
-		case c == '"':
-			d.pos++
-			return d.buf[start : d.pos-1 : d.pos-1], escaped
-		case c < 0x20:
+		if c := b[p]; c == '"' {
+			d.pos = p + 1
+			return b[start:p:p], escaped
+		} else if c != '\\' {
+			d.pos = p
 			d.fail("control character in string")
 			return nil, false
 		}
 		escaped = true
+		// The common one-character escapes inline; \u and errors below.
+		if p+1 < len(b) && simpleEscapes[b[p+1]] != 0 {
+			p += 2
+			continue
+		}
+		d.pos = p
 		if !d.skipEscape() {
 			return nil, false
 		}
+		p = d.pos
 	}
 }
 
@@ -402,20 +412,28 @@ func (d *Decoder) RawStr() (raw []byte, escaped bool) {
 func plain(b []byte, p int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; p+8 <= len(b); p += 8 {
-		x := uint64(b[p]) | uint64(b[p+1])<<8 | uint64(b[p+2])<<16 | uint64(b[p+3])<<24 |
-			uint64(b[p+4])<<32 | uint64(b[p+5])<<40 | uint64(b[p+6])<<48 | uint64(b[p+7])<<56
+		x := binary.LittleEndian.Uint64(b[p:])
 		q, s := x^(ones*'"'), x^(ones*'\\')
 		if ((x-ones*0x20)&^x|(q-ones)&^q|(s-ones)&^s)&highs != 0 {
 			break
 		}
 	}
 	for ; p < len(b); p++ {
-		if c := b[p]; c < 0x20 || c == '"' || c == '\\' {
+		if special[b[p]] {
 			return p
 		}
 	}
 	return p
 }
+
+// special marks the bytes that end a run of plain string content.
+var special = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 // skipEscape validates the escape at d.pos and moves past it.
 func (d *Decoder) skipEscape() bool {

@@ -3,6 +3,7 @@ package lex
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -274,5 +275,22 @@ func TestRawStr(t *testing.T) {
 	}
 	if got := d.Unescape(raw); &got[0] != &raw[0] {
 		t.Errorf("Unescape copied a string without escapes")
+	}
+}
+
+func BenchmarkRawStr(b *testing.B) {
+	prompt, err := os.ReadFile("../../server/testdata/prompt.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	in, _ := json.Marshal(string(prompt))
+	var d Decoder
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		d.Reset(in)
+		d.RawStr()
+		if d.Err() != nil {
+			b.Fatal(d.Err())
+		}
 	}
 }
