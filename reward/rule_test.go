@@ -135,6 +135,23 @@ func TestDetailJSON(t *testing.T) {
 	}
 }
 
+func TestAppendFloat(t *testing.T) {
+	tests := []struct {
+		f    float64
+		want string
+	}{
+		{0, "0"}, {math.Copysign(0, -1), "-0"}, {1, "1"}, {1.8, "1.8"}, {-3, "-3"},
+		{0.6000000000000001, "0.6000000000000001"}, {1e-7, "1e-7"}, {1e21, "1e+21"},
+		{1 << 53, "9007199254740992"}, {1e20, "100000000000000000000"},
+		{nan, "null"}, {math.Inf(1), "null"}, {math.Inf(-1), "null"},
+	}
+	for _, tt := range tests {
+		if got := string(AppendFloat(nil, tt.f)); got != tt.want {
+			t.Errorf("AppendFloat(%v) = %s, want %s", tt.f, got, tt.want)
+		}
+	}
+}
+
 func TestAllocs(t *testing.T) {
 	responses := []string{
 		"<think>3 turns left, about 150 tokens each</think><answer>[400, 500]</answer>",
