@@ -1,0 +1,332 @@
+package probes
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestHistoryIncluded(t *testing.T) {
+	tests := []struct {
+		name        string
+		input, outs []int64
+		want        bool
+	}{
+		{"every request carries the history", []int64{100, 250, 420}, []int64{50, 60, 9}, true},
+		{"equality counts", []int64{100, 150, 210}, []int64{50, 60, 9}, true},
+		{"per-turn counts", []int64{100, 30, 40}, []int64{50, 60, 9}, false},
+		{"exactly half of the turns", []int64{100, 150, 100}, []int64{50, 60, 9}, true},
+		{"one of three turns", []int64{100, 150, 100, 100}, []int64{50, 60, 9, 9}, false},
+		{"two of three turns", []int64{100, 150, 100, 109}, []int64{50, 60, 9, 9}, true},
+		{"one turn is never cumulative", []int64{500}, []int64{50}, false},
+		{"no turns", nil, nil, false},
+		{"shorter outputs bound the turns", []int64{100, 150, 10, 10}, []int64{50}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := HistoryIncluded(tt.input, tt.outs); got != tt.want {
+				t.Errorf("HistoryIncluded(%v, %v) = %v, want %v", tt.input, tt.outs, got, tt.want)
+			}
+		})
+	}
+}
+
+// apiTrajectory has three turns whose user messages count 2, 3 and 4
+// words, a 5-word system prompt and the given API usage.
+func apiTrajectory(api []APITokens) Trajectory {
+	return Trajectory{
+		Pos: Position{File: "swe.jsonl", Line: 2, Index: -1},
+		Messages: []Message{
+			{Role: "system", Content: "one two three four five", Tokens: Unrecorded},
+			{Role: "user", Content: "u1 u1", Tokens: Unrecorded},
+			{Role: "assistant", Content: "a", Tokens: Unrecorded},
+			{Role: "user", Content: "u2 u2 u2 (reward: 0.5)", Tokens: Unrecorded},
+			{Role: "assistant", Content: "a a", Tokens: Unrecorded},
+			{Role: "user", Content: "u3 u3 u3 u3", Tokens: Unrecorded},
+			{Role: "assistant", Content: "a a a", Tokens: Unrecorded},
+		},
+		Success: true,
+		API:     api,
+	}
+}
+
+func TestNewReplayInputs(t *testing.T) {
+	const sys = "one two three four five"
+	tests := []struct {
+		name   string
+		api    []APITokens
+		turns  []TurnTokens
+		inputs InputSource
+		sys    int64
+		total  int64
+	}{
+		{
+			name:   "cumulative inputs become deltas",
+			api:    []APITokens{{100, 20}, {150, 30}, {190, 10}},
+			turns:  []TurnTokens{{100, 20}, {30, 30}, {10, 10}},
+			inputs: InputAPIDeltas, total: 200,
+		},
+		{
+			name: "a cut history falls back to the user message",
+			// 150 ≥ 100+20 but 90 < 150+30: one of two turns, half.
+			api:    []APITokens{{100, 20}, {150, 30}, {90, 10}},
+			turns:  []TurnTokens{{100, 20}, {30, 30}, {4, 10}},
+			inputs: InputAPIDeltas, total: 194,
+		},
+		{
+			name:   "per-turn inputs are used as they are",
+			api:    []APITokens{{100, 20}, {30, 30}, {40, 10}},
+			turns:  []TurnTokens{{100, 20}, {30, 30}, {40, 10}},
+			inputs: InputAPI, total: 230,
+		},
+		{
+			name:   "a missing input means message counts",
+			api:    []APITokens{{100, 20}, {Unrecorded, 30}, {190, 10}},
+			turns:  []TurnTokens{{2, 20}, {3, 30}, {4, 10}},
+			inputs: InputMessages, sys: 5, total: 74,
+		},
+		{
+			name:   "no API usage",
+			turns:  []TurnTokens{{2, 1}, {3, 2}, {4, 3}},
+			inputs: InputMessages, sys: 5, total: 20,
+		},
+		{
+			name:   "unrecorded outputs are counted, then compared",
+			api:    []APITokens{{100, Unrecorded}, {101, Unrecorded}, {104, Unrecorded}},
+			turns:  []TurnTokens{{100, 1}, {0, 2}, {1, 3}},
+			inputs: InputAPIDeltas, total: 107,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := NewReplay(apiTrajectory(tt.api), words{}, sys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.turns, r.Acc.Turns); diff != "" {
+				t.Errorf("turns (-want +got):\n%s", diff)
+			}
+			if r.Inputs != tt.inputs || r.Sys != tt.sys || r.Total() != tt.total {
+				t.Errorf("inputs %v, sys %d, total %d; want %v, %d, %d", r.Inputs, r.Sys, r.Total(), tt.inputs, tt.sys, tt.total)
+			}
+		})
+	}
+}
+
+func TestNewReplayNeedsTokenizer(t *testing.T) {
+	tests := []struct {
+		name string
+		api  []APITokens
+		want string
+	}{
+		{"user message of a cut turn", []APITokens{{100, 20}, {150, 30}, {90, 10}}, "swe.jsonl:2: messages[5].tokens: " + ErrNoTokenizer.Error()},
+		{"system prompt with message counts", nil, "swe.jsonl:2: messages[2].tokens: " + ErrNoTokenizer.Error()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewReplay(apiTrajectory(tt.api), nil, "sys")
+			if err == nil || err.Error() != tt.want || !errors.Is(err, ErrNoTokenizer) {
+				t.Errorf("got %v, want %q wrapping ErrNoTokenizer", err, tt.want)
+			}
+		})
+	}
+	// Complete API usage needs no tokenizer at all.
+	r, err := NewReplay(apiTrajectory([]APITokens{{100, 20}, {150, 30}, {190, 10}}), nil, "sys")
+	if err != nil || r.Total() != 200 {
+		t.Errorf("complete API usage: total %d, err %v; want 200, nil", r.Total(), err)
+	}
+}
+
+func TestReplayProbes(t *testing.T) {
+	r := Replay{Sys: 10, Traj: Trajectory{Success: true}, Acc: Accounting{
+		Pairs: [][2]int{{0, 1}, {2, 3}, {4, 5}},
+		Turns: []TurnTokens{{5, 3}, {4, 2}, {6, 1}},
+	}}
+	tests := []struct {
+		name    string
+		budget  int64
+		success bool
+		want    []Probe
+	}{
+		{"fits exactly", 31, true, []Probe{{After: 1, Used: 18, Remaining: 13, Possible: true}, {After: 2, Used: 24, Remaining: 7, Possible: true}}},
+		{"one token over", 30, true, []Probe{{After: 1, Used: 18, Remaining: 13}, {After: 2, Used: 24, Remaining: 7}}},
+		{"failed rollout", 1000, false, []Probe{{After: 1, Used: 18, Remaining: 13}, {After: 2, Used: 24, Remaining: 7}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r.Traj.Success = tt.success
+			if diff := cmp.Diff(tt.want, r.Probes(tt.budget)); diff != "" {
+				t.Errorf("Probes(%d) (-want +got):\n%s", tt.budget, diff)
+			}
+		})
+	}
+	one := Replay{Acc: Accounting{Pairs: [][2]int{{0, 1}}, Turns: []TurnTokens{{5, 3}}}}
+	if got := one.Probes(100); got != nil {
+		t.Errorf("one turn: got %v, want no probes", got)
+	}
+}
+
+func TestParseBudget(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Budget
+		wantErr string
+	}{
+		{"", Budget{}, ""},
+		{"median", Budget{Median: true}, ""},
+		{"2500", Budget{Tokens: 2500}, ""},
+		{"0", Budget{}, `budget "0": want a positive number of tokens or median`},
+		{"-5", Budget{}, `budget "-5": want a positive number of tokens or median`},
+		{"Median", Budget{}, `budget "Median": want a positive number of tokens or median`},
+		{"2.5k", Budget{}, `budget "2.5k": want a positive number of tokens or median`},
+	}
+	for _, tt := range tests {
+		got, err := ParseBudget(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || err.Error() != tt.wantErr {
+				t.Errorf("ParseBudget(%q) error = %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseBudget(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func FuzzParseBudget(f *testing.F) {
+	for _, s := range []string{"", "median", "2500", "0", "-1", "9223372036854775808", " 12"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := ParseBudget(s)
+		if err != nil {
+			return
+		}
+		if b.Tokens < 0 || b.Median && b.Tokens != 0 {
+			t.Fatalf("ParseBudget(%q) = %+v", s, b)
+		}
+		if s != "" {
+			again, err := ParseBudget(b.String())
+			if err != nil || again != b {
+				t.Fatalf("ParseBudget(%q) = %+v; its String %q reads back as %+v, %v", s, b, b.String(), again, err)
+			}
+		}
+	})
+}
+
+func TestLowerMedian(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []int64
+		want int64
+	}{
+		{"empty", nil, 0},
+		{"one", []int64{7}, 7},
+		{"odd", []int64{30, 10, 20}, 20},
+		{"even takes the lower middle", []int64{40, 10, 30, 20}, 20},
+		{"ties", []int64{5, 5, 9, 1}, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := slices.Clone(tt.in)
+			if got := LowerMedian(in); got != tt.want {
+				t.Errorf("LowerMedian(%v) = %d, want %d", tt.in, got, tt.want)
+			}
+			if !slices.Equal(in, tt.in) {
+				t.Errorf("LowerMedian modified its input: %v, was %v", in, tt.in)
+			}
+		})
+	}
+}
+
+// family has rollouts of totals 100, 400, 300 and 200 (sys 0); the third
+// records its own budget of 350.
+func family() []Replay {
+	var rs []Replay
+	for i, total := range []int64{100, 400, 300, 200} {
+		r := Replay{Traj: Trajectory{ID: string(rune('a' + i)), Pos: Position{File: "f.jsonl", Line: i + 1, Index: -1}},
+			Acc: Accounting{Turns: []TurnTokens{{total / 2, total / 2}}}}
+		if i == 2 {
+			r.Traj.Budget = 350
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+func TestBudgets(t *testing.T) {
+	tests := []struct {
+		name     string
+		b        Budget
+		fallback int64
+		want     []int64
+	}{
+		{"median of 100, 200, 300, 400 is the lower 200", Budget{Median: true}, 0, []int64{200, 200, 200, 200}},
+		{"fixed", Budget{Tokens: 250}, 2500, []int64{250, 250, 250, 250}},
+		{"own budget, else the task's", Budget{}, 2500, []int64{2500, 2500, 350, 2500}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Budgets(family(), tt.b, tt.fallback, "sokoban")
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Errorf("Budgets = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+	_, err := Budgets(family(), Budget{}, 0, "swebench")
+	want := "f.jsonl:1: budget: no budget: task swebench has no default, the trajectory sets none; pass --budget N or --budget median"
+	if err == nil || err.Error() != want {
+		t.Errorf("no budget: got %v, want %q", err, want)
+	}
+}
+
+func TestReadReplaysSWEBench(t *testing.T) {
+	srcs := []Source{FileSource(filepath.Join("testdata", "replay", "swebench.jsonl"))}
+	rs, err := ReadReplays(context.Background(), srcs, ReplayOptions{System: Tasks["swebench"].System})
+	if err != nil {
+		t.Fatal(err)
+	}
+	totals := make([]int64, len(rs))
+	candidates, resolved := 0, 0
+	for i, r := range rs {
+		if r.Inputs != InputAPIDeltas || r.Sys != 0 {
+			t.Errorf("%s: inputs %v, sys %d; want api-deltas, 0", r.Traj.ID, r.Inputs, r.Sys)
+		}
+		totals[i] = r.Total()
+		candidates += r.Turns() - 1
+		if r.Traj.Success {
+			resolved++
+		}
+	}
+	if len(rs) != 24 || candidates != 378 || resolved != 13 || LowerMedian(totals) != 17523 {
+		t.Errorf("%d rollouts, %d candidates, %d resolved, median total %d; want 24, 378, 13, 17523",
+			len(rs), candidates, resolved, LowerMedian(totals))
+	}
+	// swe_0000: the API's first input, then each request's growth beyond
+	// the previous request and its answer.
+	first := rs[0]
+	want := []TurnTokens{{1233, 84}, {228, 334}, {272, 247}}
+	if diff := cmp.Diff(want, first.Acc.Turns[:3]); diff != "" {
+		t.Errorf("swe_0000 turns (-want +got):\n%s", diff)
+	}
+}
+
+func TestReadReplaysIDs(t *testing.T) {
+	path := filepath.Join("testdata", "replay", "warehouse.jsonl")
+	srcs := []Source{FileSource(path), FileSource(path)}
+	_, err := ReadReplays(context.Background(), srcs, ReplayOptions{Ledger: true})
+	want := path + `:1: custom_id "wh_a" already used at ` + path + ":1 (use --prefix-ids to prefix ids with their file name)"
+	var dup *DuplicateError
+	if !errors.As(err, &dup) || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	rs, err := ReadReplays(context.Background(), srcs[:1], ReplayOptions{Ledger: true, PrefixIDs: true})
+	if err != nil || rs[0].Traj.ID != "warehouse:wh_a" || len(rs) != 6 {
+		t.Errorf("prefixed: %d rollouts, first %q, %v; want 6, warehouse:wh_a", len(rs), rs[0].Traj.ID, err)
+	}
+}
