@@ -175,12 +175,21 @@ func readManifest(path string) (*manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	m, err := parseManifest(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// parseManifest decodes manifest.json's bytes as readManifest does.
+func parseManifest(data []byte) (*manifest, error) {
 	var raw struct {
 		Config map[string]json.RawMessage `json:"config"`
 		Splits map[string]json.RawMessage `json:"splits"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	m := &manifest{Splits: map[string]manifestSplit{}}
 	json.Unmarshal(raw.Config["width"], &m.Width)

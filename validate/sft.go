@@ -16,8 +16,12 @@ func probeAfter(customID string) (int64, bool) {
 	if i < 0 {
 		return 0, false
 	}
-	p, err := strconv.ParseInt(customID[i+len(dataset.ProbeSuffix):], 10, 64)
-	return p, err == nil && p >= 0
+	digits := customID[i+len(dataset.ProbeSuffix):]
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return 0, false
+	}
+	p, err := strconv.ParseInt(digits, 10, 64)
+	return p, err == nil
 }
 
 // sftAnswer is the final assistant message of an SFT row, read by the

@@ -51,6 +51,18 @@ func TestRead(t *testing.T) {
 	}
 }
 
+func TestReadTestdata(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "preds.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := Read(f, "preds.jsonl")
+	if err != nil || len(got) != 3 || got[1].Model != "qwen2.5:7b" || !got[2].Incomplete {
+		t.Errorf("got %+v, %v; want 3 predictions, the second by qwen2.5:7b, the third incomplete", got, err)
+	}
+}
+
 func TestMap(t *testing.T) {
 	m, err := Map([]Prediction{{CustomID: "a", Response: "x"}, {CustomID: "a", Response: "x"}, {CustomID: "b", Response: "y"}})
 	if err != nil || len(m) != 2 || m["a"] != "x" {
@@ -63,6 +75,11 @@ func TestMap(t *testing.T) {
 }
 
 func FuzzRead(f *testing.F) {
+	seed, err := os.ReadFile(filepath.Join("testdata", "preds.jsonl"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
 	f.Add([]byte(`{"custom_id":"a","response":"<answer>[1, 2]</answer>"}` + "\n"))
 	f.Add([]byte("\n\n{\"custom_id\":\"\\u00e9\",\"response\":\"\"}"))
 	f.Add([]byte(`{"custom_id":1}`))
