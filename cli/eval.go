@@ -89,7 +89,7 @@ func evalRun(c *ucli.Context) (eval.Run, error) {
 		return eval.Run{}, err
 	}
 	if cut > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "eval: %d answers in %s stopped before the model finished (a prompt longer than its context?); scored as they are\n", cut, preds)
+		fmt.Fprintf(c.App.ErrWriter, "eval: %d answers in %s came without Ollama's done flag (cut off?); scored as they are\n", cut, preds)
 	}
 	return score(c, rows, responses, preds, model), nil
 }

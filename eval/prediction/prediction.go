@@ -20,9 +20,9 @@ type Prediction struct {
 	// Model names the model that answered, when known; a log refuses to
 	// mix models.
 	Model string `json:"model,omitempty"`
-	// Incomplete says the server sent the answer without marking it done
-	// (Ollama does when the prompt fills the model's context); the text is
-	// kept and scored as it is.
+	// Incomplete says the server sent the answer without marking it done;
+	// the text is kept and scored as it is (asking again would give the
+	// same answer).
 	Incomplete bool `json:"incomplete,omitempty"`
 }
 
