@@ -227,10 +227,16 @@ func methodError(r *http.Request, allow string) error {
 
 var jsonType = []string{"application/json"}
 
+// smallBody is net/http's buffer before chunking: a response this small,
+// written once, gets its Content-Length from net/http without allocating.
+const smallBody = 2048
+
 func writeJSON(w http.ResponseWriter, code int, body []byte) {
 	hdr := w.Header()
 	hdr["Content-Type"] = jsonType
-	hdr["Content-Length"] = []string{itoa(len(body))}
+	if len(body) > smallBody {
+		hdr["Content-Length"] = []string{itoa(len(body))}
+	}
 	w.WriteHeader(code)
 	w.Write(body)
 }
