@@ -4,7 +4,8 @@
 # {"query": [prompt + response], "prompts": [prompt], "labels": [label]}; the
 # label column written by `bagen-data build` holds the truth as JSON.
 # (Recent OpenRLHF releases spell --remote_rm_url as --reward.remote_url.)
-# Convert out/rl/train.parquet to JSONL with prompt and label fields first.
+# The RL parquet's prompt column is a chat message list, hence
+# --apply_chat_template.
 set -eu
 bagen-data reward serve --addr 127.0.0.1:8000 &
 server=$!
@@ -13,7 +14,7 @@ python3 examples/openrlhf/check_remote_rm.py http://127.0.0.1:8000/get_reward
 ray job submit --address="http://127.0.0.1:8265" -- python3 -m openrlhf.cli.train_ppo_ray \
     --pretrain Qwen/Qwen2.5-7B-Instruct \
     --remote_rm_url http://127.0.0.1:8000/get_reward \
-    --prompt_data out/rl/train.jsonl \
+    --prompt_data out/rl/train.parquet \
     --input_key prompt \
     --label_key label \
     --apply_chat_template \
