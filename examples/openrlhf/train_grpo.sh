@@ -10,6 +10,7 @@ set -eu
 bagen-data reward serve --addr 127.0.0.1:8000 &
 server=$!
 trap 'kill "$server"' EXIT
+until curl -sf http://127.0.0.1:8000/healthz >/dev/null; do sleep 0.2; done
 python3 examples/openrlhf/check_remote_rm.py http://127.0.0.1:8000/get_reward
 ray job submit --address="http://127.0.0.1:8265" -- python3 -m openrlhf.cli.train_ppo_ray \
     --pretrain Qwen/Qwen2.5-7B-Instruct \

@@ -6,6 +6,7 @@ set -eu
 bagen-data reward serve --addr 127.0.0.1:8000 &
 server=$!
 trap 'kill "$server"' EXIT
+until curl -sf http://127.0.0.1:8000/healthz >/dev/null; do sleep 0.2; done
 python3 -m verl.trainer.main_ppo \
     algorithm.adv_estimator=grpo \
     data.train_files=out/rl/train.parquet \
