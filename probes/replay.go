@@ -93,6 +93,10 @@
 // reaches the target. A probe after turn k shows the usage after k turns and
 // asks for the remaining usage of each dimension; see Ledger for the
 // accepted log and Preset for the two sampling schemes.
+//
+// Apart from ReadReplays, which reads files, the replay, subsampling and
+// challenge functions are pure: no global state, inputs never modified,
+// randomness only from the seed given. They are safe for concurrent use.
 package probes
 
 import (
