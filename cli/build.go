@@ -38,6 +38,7 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 		&ucli.Int64Flag{Name: "min-remaining", Value: 1, Usage: "drop probes with fewer than `N` remaining tokens"},
 		&ucli.BoolFlag{Name: "think", Usage: "add a templated <think> to SFT answers and ask for one in the probe", DisableDefaultText: true},
 		&ucli.StringFlag{Name: "split", Value: "40/50/10", Usage: "trajectory split `SFT/RL/EVAL` in percent"},
+		&ucli.StringFlag{Name: "split-by", Value: "instance", Usage: "split `UNIT`: instance (trajectories with the same first user message share a split, so no eval prompt repeats a training prompt) or trajectory"},
 		&ucli.Uint64Flag{Name: "seed", Value: 42, Usage: "`SEED` of the split, balancing and shuffles"},
 		&ucli.IntFlag{Name: "oversample-possible", Value: 2, Usage: "`N` copies of each possible probe in the SFT and RL splits"},
 		&ucli.Float64Flag{Name: "balance-ratio", Value: 1.0, Usage: "keep at most `R` × possible impossible probes in the SFT and RL splits (0: no cap)"},
@@ -104,6 +105,11 @@ func buildConfig(c *ucli.Context) (dataset.Config, error) {
 	errs = append(errs, err)
 	ratio, err := dataset.ParseRatio(c.String("split"))
 	errs = append(errs, err)
+	switch c.String("split-by") {
+	case "instance", "trajectory":
+	default:
+		errs = append(errs, fmt.Errorf("split-by: want instance or trajectory, got %q", c.String("split-by")))
+	}
 	if c.Int("probe-every") < 1 {
 		errs = append(errs, fmt.Errorf("probe-every: want at least 1, got %d", c.Int("probe-every")))
 	}
@@ -114,12 +120,13 @@ func buildConfig(c *ucli.Context) (dataset.Config, error) {
 	errs = append(errs, err)
 	cfg := dataset.Config{
 		Task: task, Budget: c.Int64("budget"), Width: width,
-		Probes:      probes.Options{Labels: labels, Every: c.Int("probe-every"), MinRemaining: c.Int64("min-remaining")},
-		Think:       c.Bool("think"),
-		Ratio:       ratio,
-		Seed:        c.Uint64("seed"),
-		Balance:     dataset.Balance{Oversample: c.Int("oversample-possible"), Ratio: c.Float64("balance-ratio")},
-		BalanceEval: c.Bool("balance-eval"), PrefixIDs: c.Bool("prefix-ids"), SkipInvalid: c.Bool("skip-invalid"),
+		Probes:            probes.Options{Labels: labels, Every: c.Int("probe-every"), MinRemaining: c.Int64("min-remaining")},
+		Think:             c.Bool("think"),
+		Ratio:             ratio,
+		Seed:              c.Uint64("seed"),
+		SplitByTrajectory: c.String("split-by") == "trajectory",
+		Balance:           dataset.Balance{Oversample: c.Int("oversample-possible"), Ratio: c.Float64("balance-ratio")},
+		BalanceEval:       c.Bool("balance-eval"), PrefixIDs: c.Bool("prefix-ids"), SkipInvalid: c.Bool("skip-invalid"),
 		Tokenizer: name, Workers: c.Int("workers"), Version: Version,
 	}
 	if counter != nil {
@@ -173,7 +180,14 @@ func printSummary(w io.Writer, dir string, m *dataset.Manifest) {
 	if m.Invalid.Count > 0 {
 		fmt.Fprintf(w, ", %d invalid skipped (first: %s)", m.Invalid.Count, m.Invalid.Examples[0].Err)
 	}
-	fmt.Fprintf(w, "; task %s, width %s, labels %s\n\n", m.Config.Task, m.Config.Width, m.Config.Labels)
+	fmt.Fprintf(w, "; task %s, width %s, labels %s\n", m.Config.Task, m.Config.Width, m.Config.Labels)
+	if g := m.Groups; g.By != "trajectory" {
+		fmt.Fprintf(w, "split by instance: %d groups, largest %d trajectories\n", g.Count, g.Largest)
+		if g.Largest > 1 && 10*g.Largest > m.Trajectories {
+			fmt.Fprintf(w, "warning: one first user message starts %d of %d trajectories; if it is a generic instruction rather than the task instance, use --split-by trajectory\n", g.Largest, m.Trajectories)
+		}
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "split\ttrajectories\tprobes pos/imp\trows pos/imp\tduplicates\tdownsampled\tfile\t")
 	for _, s := range []struct {

@@ -124,7 +124,7 @@ func newManifest(cfg *Config, sc *scanned) *Manifest {
 			Labels: cfg.Probes.Labels.String(), ProbeEvery: max(cfg.Probes.Every, 1),
 			MinRemaining: cfg.Probes.MinRemaining, Think: cfg.Think, Split: cfg.ratio().String(),
 			Seed: cfg.Seed, OversamplePossible: max(cfg.Balance.Oversample, 1), BalanceRatio: cfg.Balance.Ratio,
-			BalanceEval: cfg.BalanceEval, PrefixIDs: cfg.PrefixIDs, SkipInvalid: cfg.SkipInvalid, Tokenizer: cfg.Tokenizer,
+			BalanceEval: cfg.BalanceEval, SplitByTrajectory: cfg.SplitByTrajectory, PrefixIDs: cfg.PrefixIDs, SkipInvalid: cfg.SkipInvalid, Tokenizer: cfg.Tokenizer,
 		},
 		Inputs:       sc.inputs,
 		Trajectories: len(sc.trajs),
@@ -140,10 +140,18 @@ func newManifest(cfg *Config, sc *scanned) *Manifest {
 // write order, filling the manifest's counts.
 func makePlan(trajs []traj, cfg *Config, m *Manifest) [numSplits][]Entry {
 	ids := make([]string, len(trajs))
+	var groups []uint64
+	if !cfg.SplitByTrajectory {
+		groups = make([]uint64, len(trajs))
+	}
 	for i, t := range trajs {
 		ids[i] = t.id
+		if groups != nil {
+			groups[i] = t.group
+		}
 	}
-	assign := Assign(ids, cfg.ratio(), cfg.Seed)
+	m.Groups = groupStats(groups, len(trajs))
+	assign := Assign(ids, groups, cfg.ratio(), cfg.Seed)
 	// Entries in id order, then probe order: independent of input order.
 	byID := make([]int, len(trajs))
 	for i := range byID {
@@ -205,4 +213,19 @@ func writeFileSync(path string, data []byte) error {
 		err = cerr
 	}
 	return err
+}
+
+// groupStats counts the split groups and the largest one.
+func groupStats(groups []uint64, n int) GroupStats {
+	if groups == nil {
+		return GroupStats{By: "trajectory", Count: n, Largest: min(n, 1)}
+	}
+	size := map[uint64]int{}
+	st := GroupStats{By: "first-user-message"}
+	for _, g := range groups {
+		size[g]++
+		st.Largest = max(st.Largest, size[g])
+	}
+	st.Count = len(size)
+	return st
 }

@@ -27,6 +27,11 @@ type Config struct {
 	Ratio Ratio
 	// Seed drives the split, the balancing and the shuffles.
 	Seed uint64
+	// SplitByTrajectory splits trajectory by trajectory. By default
+	// trajectories that start from the same first user message (the same
+	// room, question or issue) share a split, so no eval prompt repeats a
+	// training prompt.
+	SplitByTrajectory bool
 	// Balance applies to the SFT and RL splits; the zero value neither
 	// duplicates nor downsamples (the command line defaults to 2 and 1.0).
 	Balance Balance

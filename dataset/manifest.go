@@ -13,6 +13,7 @@ type Manifest struct {
 	Config       ManifestConfig `json:"config"`
 	Inputs       []FileDigest   `json:"inputs"`
 	Trajectories int            `json:"trajectories"`
+	Groups       GroupStats     `json:"split_groups"`
 	Invalid      InvalidSummary `json:"invalid"`
 	Splits       SplitsStats    `json:"splits"`
 	Outputs      []FileDigest   `json:"outputs"`
@@ -34,6 +35,7 @@ type ManifestConfig struct {
 	OversamplePossible int     `json:"oversample_possible"`
 	BalanceRatio       float64 `json:"balance_ratio"`
 	BalanceEval        bool    `json:"balance_eval"`
+	SplitByTrajectory  bool    `json:"split_by_trajectory"`
 	PrefixIDs          bool    `json:"prefix_ids"`
 	SkipInvalid        bool    `json:"skip_invalid"`
 	Tokenizer          string  `json:"tokenizer"`
@@ -44,6 +46,14 @@ type FileDigest struct {
 	Path   string `json:"path"`
 	Bytes  int64  `json:"bytes"`
 	SHA256 string `json:"sha256"`
+}
+
+// GroupStats describes the units the split assigns: trajectories grouped
+// by their first user message (the default), or single trajectories.
+type GroupStats struct {
+	By      string `json:"by"`
+	Count   int    `json:"count"`
+	Largest int    `json:"largest"` // trajectories in the largest group
 }
 
 // InvalidSummary counts skipped trajectories and shows the first few.

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -55,30 +56,60 @@ func rng(seed uint64, purpose string) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, h.Sum64()))
 }
 
-// Assign splits trajectories by id: ids are sorted, shuffled with the seed
-// and cut at ⌊n·SFT/100⌋ and ⌊n·(SFT+RL)/100⌋. The result depends only on
-// the set of ids, not on their input order. It returns the split index of
+// Assign splits trajectories. Trajectories with the same group (the same
+// task instance: a Sokoban room, a question) always share a split, so an
+// eval prompt never repeats a training prompt; groups may be nil (every
+// trajectory its own group). Groups are sorted by their smallest id,
+// shuffled with the seed, and handed out in that order: a
+// group goes to SFT while fewer than ⌊n·SFT/100⌋ trajectories are there,
+// then to RL while fewer than ⌊n·(SFT+RL)/100⌋ are placed, then to eval.
+// With singleton groups the cuts are exact. The result depends only on the
+// set of trajectories, not their input order; it is the split index of
 // each id, aligned with ids.
-func Assign(ids []string, r Ratio, seed uint64) []int {
+func Assign(ids []string, groups []uint64, r Ratio, seed uint64) []int {
 	order := make([]int, len(ids))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
+	group := func(i int) uint64 {
+		if groups == nil {
+			return 0
+		}
+		return groups[i]
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(group(a), group(b)); c != 0 && groups != nil {
+			return c
+		}
+		return strings.Compare(ids[a], ids[b])
+	})
+	// members[g] lists the trajectories of the g-th group in sorted order.
+	var members [][]int
+	for k, i := range order {
+		if groups == nil || k == 0 || groups[i] != groups[order[k-1]] {
+			members = append(members, nil)
+		}
+		members[len(members)-1] = append(members[len(members)-1], i)
+	}
+	slices.SortFunc(members, func(a, b []int) int { return strings.Compare(ids[a[0]], ids[b[0]]) })
 	g := rng(seed, "split")
-	g.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	g.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
 	n := len(ids)
 	cut1, cut2 := n*r.SFT/100, n*(r.SFT+r.RL)/100
 	out := make([]int, n)
-	for pos, i := range order {
+	placed := 0
+	for _, m := range members {
+		s := evalIdx
 		switch {
-		case pos < cut1:
-			out[i] = sftIdx
-		case pos < cut2:
-			out[i] = rlIdx
-		default:
-			out[i] = evalIdx
+		case placed < cut1:
+			s = sftIdx
+		case placed < cut2:
+			s = rlIdx
 		}
+		for _, i := range m {
+			out[i] = s
+		}
+		placed += len(m)
 	}
 	return out
 }

@@ -41,7 +41,7 @@ func TestAssignCutsAndIgnoresInputOrder(t *testing.T) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("traj_%d", i)
 	}
-	got := Assign(ids, Ratio{40, 50, 10}, 42)
+	got := Assign(ids, nil, Ratio{40, 50, 10}, 42)
 	count := [3]int{}
 	for _, s := range got {
 		count[s]++
@@ -52,13 +52,13 @@ func TestAssignCutsAndIgnoresInputOrder(t *testing.T) {
 	}
 	rev := slices.Clone(ids)
 	slices.Reverse(rev)
-	gotRev := Assign(rev, Ratio{40, 50, 10}, 42)
+	gotRev := Assign(rev, nil, Ratio{40, 50, 10}, 42)
 	for i, id := range rev {
 		if gotRev[i] != got[len(ids)-1-i] {
 			t.Fatalf("%s: split %d with reversed input, %d in order", id, gotRev[i], got[len(ids)-1-i])
 		}
 	}
-	other := Assign(ids, Ratio{40, 50, 10}, 7)
+	other := Assign(ids, nil, Ratio{40, 50, 10}, 7)
 	if slices.Equal(got, other) {
 		t.Errorf("seeds 42 and 7 give the same split")
 	}
@@ -170,5 +170,42 @@ func TestWriteFileRoundTrip(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(path))
 	if len(entries) != 1 {
 		t.Errorf("%d files in the directory, want only x.parquet", len(entries))
+	}
+}
+
+func TestAssignKeepsGroupsTogether(t *testing.T) {
+	// 30 trajectories over 12 task instances: trajectory i starts from
+	// instance i%12.
+	ids := make([]string, 30)
+	groups := make([]uint64, 30)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("traj_%02d", i)
+		groups[i] = uint64(i % 12)
+	}
+	got := Assign(ids, groups, Ratio{40, 50, 10}, 42)
+	splitOf := map[uint64]int{}
+	count := [3]int{}
+	for i, s := range got {
+		if prev, ok := splitOf[groups[i]]; ok && prev != s {
+			t.Errorf("instance %d is in splits %d and %d", groups[i], prev, s)
+		}
+		splitOf[groups[i]] = s
+		count[s]++
+	}
+	// Groups hold 3 or 2 trajectories, so the cuts at 12 and 27 land on a
+	// group boundary at or after them.
+	if count[0] < 12 || count[0] > 14 || count[0]+count[1] < 27 || count[2] == 0 {
+		t.Errorf("split sizes %v, want about [12 15 3]", count)
+	}
+	// Input order does not matter.
+	perm := []int{29, 3, 17, 0, 8, 21, 12, 5, 26, 1, 14, 9, 23, 6, 18, 2, 27, 11, 15, 4, 20, 7, 25, 13, 10, 28, 16, 22, 19, 24}
+	pIDs, pGroups := make([]string, 30), make([]uint64, 30)
+	for k, i := range perm {
+		pIDs[k], pGroups[k] = ids[i], groups[i]
+	}
+	for k, s := range Assign(pIDs, pGroups, Ratio{40, 50, 10}, 42) {
+		if s != got[perm[k]] {
+			t.Fatalf("%s: split %d after reordering, %d before", pIDs[k], s, got[perm[k]])
+		}
 	}
 }

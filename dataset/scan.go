@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"runtime"
 	"slices"
@@ -26,6 +27,7 @@ type traj struct {
 	success bool
 	total   int64
 	turns   int
+	group   uint64 // hash of the first user message
 	probes  []probes.Probe
 	dropped int
 }
@@ -225,7 +227,7 @@ func process(j job, cfg *Config, sys int64) result {
 	ps, dropped := probes.Probes(acc, sys, budget, t.Success, cfg.Probes)
 	return result{seq: j.seq, spill: encodeTurns(t, acc), t: traj{
 		id: t.ID, seq: j.seq, pos: t.Pos, budget: budget, success: t.Success,
-		total: acc.Total(sys), turns: len(acc.Turns), probes: ps, dropped: dropped,
+		total: acc.Total(sys), turns: len(acc.Turns), group: groupKey(t, acc), probes: ps, dropped: dropped,
 	}}
 }
 
@@ -237,4 +239,17 @@ func recordedSystem(t probes.Trajectory, system string) (int64, error) {
 		return t.Messages[0].Tokens, nil
 	}
 	return 0, fmt.Errorf("%s: system prompt: %w", t.Pos, probes.ErrNoTokenizer)
+}
+
+// groupKey identifies the task instance a trajectory starts from: a hash of
+// its first user message without the reward annotation (of its id when it
+// has no turn).
+func groupKey(t probes.Trajectory, a probes.Accounting) uint64 {
+	h := fnv.New64a()
+	if len(a.Pairs) > 0 {
+		h.Write([]byte("u:" + probes.StripReward(t.Messages[a.Pairs[0][0]].Content)))
+	} else {
+		h.Write([]byte("id:" + t.ID))
+	}
+	return h.Sum64()
 }
