@@ -25,7 +25,9 @@ type Task struct {
 	thinkSpace bool
 }
 
-const sokobanSystem = `You're a helpful assistant. You are solving the Sokoban puzzle.
+// SokobanSystem is the paper's Sokoban system prompt (appendix "Prompts",
+// Sokoban SFT/RL budget-probe prompt).
+const SokobanSystem = `You're a helpful assistant. You are solving the Sokoban puzzle.
 Push all boxes to targets.
 You are given the grid and zero-indexed coordinates of the player, boxes, and targets.
 You can push but not pull boxes, and cannot push a box through a wall.
@@ -33,15 +35,18 @@ Your available actions are:
 Up, Down, Left, Right.
 You may output at most 3 action(s) in a single turn, separated by the action separator " || ".`
 
-const searchR1System = `You're a helpful assistant. You are answering a multi-hop question with a search engine.
+// SearchR1System is the system prompt of the searchr1 preset.
+const SearchR1System = `You're a helpful assistant. You are answering a multi-hop question with a search engine.
 Each turn, think, then either search with search[query] to receive passages in <information>...</information>, or give the final answer with finish[answer].
 Answer only when the retrieved information supports it.`
 
-const sweBenchSystem = `You are a software engineering agent resolving a GitHub issue in a repository.
+// SWEBenchSystem is the system prompt of the swebench preset.
+const SWEBenchSystem = `You are a software engineering agent resolving a GitHub issue in a repository.
 Each turn, run one shell command or make one edit, read its output, and continue until the issue is fixed and the tests pass.
 Submit your change when you are done.`
 
-const warehouseSystem = `You are managing a warehouse over a 24-week horizon in 12 turns of two weeks.
+// WarehouseSystem is the system prompt of the warehouse preset.
+const WarehouseSystem = `You are managing a warehouse over a 24-week horizon in 12 turns of two weeks.
 Each turn, decide how much to order from suppliers and how to allocate stock to customers.
 Keep enough cash to pay suppliers, stay within warehouse capacity, and maximize final cash.`
 
@@ -95,10 +100,10 @@ Think about typical SWE-bench costs such as repository inspection, targeted code
 
 // Tasks are the presets, by --task name.
 var Tasks = map[string]Task{
-	"sokoban":   {Name: "sokoban", System: sokobanSystem, Budget: 2500, probe: sokobanProbe},
-	"searchr1":  {Name: "searchr1", System: searchR1System, Budget: 3500, probe: searchR1Probe},
-	"swebench":  {Name: "swebench", System: sweBenchSystem, probe: sweBenchProbe, thinkSpace: true},
-	"warehouse": {Name: "warehouse", System: warehouseSystem, probe: sokobanProbe},
+	"sokoban":   {Name: "sokoban", System: SokobanSystem, Budget: 2500, probe: sokobanProbe},
+	"searchr1":  {Name: "searchr1", System: SearchR1System, Budget: 3500, probe: searchR1Probe},
+	"swebench":  {Name: "swebench", System: SWEBenchSystem, probe: sweBenchProbe, thinkSpace: true},
+	"warehouse": {Name: "warehouse", System: WarehouseSystem, probe: sokobanProbe},
 }
 
 // LookupTask returns the preset called name.
