@@ -8,11 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
 
+	"bagen-data/internal/atomicfile"
 	"bagen-data/probes"
 )
 
@@ -197,22 +197,7 @@ func writeManifest(st *stage, m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	return writeFileSync(path, buf.Bytes())
-}
-
-func writeFileSync(path string, data []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return atomicfile.WriteFile(path, buf.Bytes())
 }
 
 // groupStats counts the split groups and the largest one.

@@ -13,6 +13,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"golang.org/x/sync/errgroup"
+
+	"bagen-data/internal/atomicfile"
 )
 
 // rowGroupBytes bounds the content buffered before a row group is flushed,
@@ -33,29 +35,20 @@ func writerOptions() []parquet.WriterOption {
 }
 
 // writeParquet renders n rows with render (in parallel, in chunks) and
-// writes them in order to path. render returns the row and its approximate
-// size in bytes.
+// writes them in order to path, atomically. render returns the row and its
+// approximate size in bytes.
 func writeParquet[T any](ctx context.Context, path string, n, workers int, render func(i int) (T, int, error), progress func(done int64)) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	w := parquet.NewGenericWriter[T](bw, writerOptions()...)
-	err = writeRows(ctx, w, n, workers, render, progress)
-	if err == nil {
-		err = w.Close()
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return atomicfile.Write(path, func(f io.Writer) error {
+		bw := bufio.NewWriterSize(f, 1<<20)
+		w := parquet.NewGenericWriter[T](bw, writerOptions()...)
+		if err := writeRows(ctx, w, n, workers, render, progress); err != nil {
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 }
 
 func writeRows[T any](ctx context.Context, w *parquet.GenericWriter[T], n, workers int, render func(i int) (T, int, error), progress func(done int64)) error {
