@@ -44,7 +44,7 @@ $(TOKENIZER):
 BENCH_N ?= 100000
 bench: build tokenizer
 	$(GO) test -run XXX -bench . -benchtime 3x -cpu 1 ./tokenizer/
-	$(GO) run ./internal/buildbench -bin $(BIN) -n $(BENCH_N)
+	$(GO) run ./tools/buildbench -bin $(BIN) -n $(BENCH_N)
 
 clean:
 	rm -rf bin out

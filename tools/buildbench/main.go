@@ -2,7 +2,7 @@
 // large synthetic rollout log: it writes the log, runs the binary, and
 // prints probes/s, input and output MB/s and peak RSS.
 //
-//	go run ./internal/buildbench -bin bin/bagen-data -n 100000
+//	go run ./tools/buildbench -bin bin/bagen-data -n 100000
 package main
 
 import (
