@@ -26,6 +26,7 @@ func App() *ucli.App {
 			Validate,
 			Eval,
 			Fixtures,
+			GRPO,
 			Probes,
 		},
 	}

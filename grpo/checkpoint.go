@@ -31,6 +31,7 @@ const (
 type State struct {
 	Version string
 	Config  Config // with defaults applied
+	Model   string // the Ollama model that embedded the data
 	Data    string // Data.Digest of the data it was trained on
 	Phase   string // "sft" or "grpo"
 	Epoch   int    // epochs finished in Phase

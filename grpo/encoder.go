@@ -46,9 +46,10 @@ type Encoder struct {
 	// prompts are truncated by the server. 0 means 8192, verl's
 	// max_prompt_length in the paper's runs.
 	NumCtx int
-	// Progress receives a progress line per finished request (\r-updated);
-	// nil means silent.
-	Progress io.Writer
+	// Progress is called with prompts embedded so far and the number to
+	// embed after each request; it may be called concurrently. nil means
+	// silent.
+	Progress func(done, total int)
 }
 
 func (e *Encoder) batch() int       { return positive(e.Batch, 8) }
@@ -203,17 +204,13 @@ func (e *Encoder) fetch(ctx context.Context, digest string, keys map[string]stri
 		})
 	}
 	err := g.Wait()
-	if e.Progress != nil && len(todo) > 0 {
-		fmt.Fprintln(e.Progress)
-	}
 	return out, int(reqs.Load()), err
 }
 
 func (e *Encoder) progress(done int64, total int) {
-	if e.Progress == nil {
-		return
+	if e.Progress != nil {
+		e.Progress(int(done), total)
 	}
-	fmt.Fprintf(e.Progress, "\rembed %s: %d/%d prompts (%.0f%%)", e.Model, done, total, 100*float64(done)/float64(total))
 }
 
 // embedRetry sends one batch, retrying retryable failures with backoff.

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"bagen-data/reward"
 )
 
 // testSamples is a mini-batch on a small head with non-trivial logits.
@@ -202,5 +204,27 @@ func TestAdam(t *testing.T) {
 	}
 	if a.T != 1 {
 		t.Errorf("T = %d, want 1", a.T)
+	}
+}
+
+func TestExpectedReward(t *testing.T) {
+	// Budget 100, centres 1 and 100, one width (10%): the actions answer
+	// [1, 1] and [90, 110].
+	s := Space{Bins: 2, Widths: []float64{0.1}}
+	d := Dist{Kind: [2]float64{math.Log(0.6), math.Log(0.4)}, Centre: []float64{math.Log(0.25), math.Log(0.75)}, Width: []float64{0}}
+	for _, tc := range []struct {
+		truth reward.Truth
+		want  float64
+	}{
+		{reward.Truth{Possible: false}, 0.4 * 0.2},
+		// only [90, 110] covers 100: 0.6 · 0.75 · 1.8·(1 − 20/100).
+		{reward.Truth{Remaining: 100, Possible: true}, 0.6 * 0.75 * 1.8 * 0.8},
+		// [1, 1] covers 1 with width 0: 0.6 · 0.25 · 1.8.
+		{reward.Truth{Remaining: 1, Possible: true}, 0.6 * 0.25 * 1.8},
+		{reward.Truth{Remaining: 50, Possible: true}, 0},
+	} {
+		if got := ExpectedReward(d, s, 100, tc.truth); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("ExpectedReward(%+v) = %v, want %v", tc.truth, got, tc.want)
+		}
 	}
 }

@@ -57,13 +57,17 @@ type EpochEval struct {
 	Eval  Headline    `json:"eval"`
 }
 
-// TrainReward is the mean rule reward of the greedy actions on the RL
-// training probes, overall and by truth class.
+// TrainReward is the head's reward on the RL training probes: the mean
+// rule reward of its greedy actions, overall and by truth class, and the
+// mean expected reward of the policy itself, E_{a∼π}[R(a)] computed exactly
+// over the action space — the quantity GRPO maximises, and smoother than
+// the greedy reward, which flips when an argmax does.
 type TrainReward struct {
 	Reward           eval.Num `json:"reward"`
 	RewardPossible   eval.Num `json:"reward_possible"`
 	RewardImpossible eval.Num `json:"reward_impossible"`
 	ImpossibleRate   eval.Num `json:"impossible_rate"`
+	Expected         eval.Num `json:"expected_reward"`
 }
 
 // Headline is the appendix sweep's columns (and the format-valid rate)

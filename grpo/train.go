@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
 
+	"bagen-data/dataset"
 	"bagen-data/eval"
 	"bagen-data/reward"
 )
@@ -28,7 +30,8 @@ type Options struct {
 	Progress io.Writer
 	// Name labels the run in eval.json; empty means the output directory.
 	Name string
-	// Model is recorded in eval.json.
+	// Model is the Ollama model that embedded the data, recorded in the
+	// checkpoints and eval.json.
 	Model string
 
 	afterEpoch func(*State) error // test hook, called after each checkpoint
@@ -107,7 +110,7 @@ func (t *trainer) open() error {
 	}
 	t.pcg = rand.NewPCG(t.cfg.Seed, 0x6772706f) // "grpo"
 	t.rng = rand.New(t.pcg)
-	t.st = &State{Version: stateVersion, Config: t.cfg, Data: t.data.Digest(), Phase: "sft"}
+	t.st = &State{Version: stateVersion, Config: t.cfg, Model: t.opt.Model, Data: t.data.Digest(), Phase: "sft"}
 	t.st.Policy = NewHead(len(t.data.RL[0].X), t.cfg.Hidden, t.space.bins(), len(t.space.widths()), t.rng)
 	t.st.Opt = NewAdam(t.cfg.SFTLR, t.st.Policy.Params())
 	var err error
@@ -216,8 +219,8 @@ func (t *trainer) epochEnd(phase string) error {
 		return err
 	}
 	if t.opt.Progress != nil {
-		fmt.Fprintf(t.opt.Progress, "%s epoch %d: step %d, train greedy reward %s, eval R %s Acc %s Cover %s MRE P50 %s\n",
-			phase, epoch, t.st.Step, tr.Reward.Fixed(3), m.Reward.Fixed(3), m.Accuracy.Pct(), m.Coverage.Pct(), m.MREP50.Pct())
+		fmt.Fprintf(t.opt.Progress, "%s epoch %d: step %d, train reward greedy %s expected %s; eval R %s Acc %s Cover %s MRE P50 %s\n",
+			phase, epoch, t.st.Step, tr.Reward.Fixed(3), tr.Expected.Fixed(3), m.Reward.Fixed(3), m.Accuracy.Pct(), m.Coverage.Pct(), m.MREP50.Pct())
 	}
 	if phase == "init" {
 		return nil
@@ -260,27 +263,55 @@ func (t *trainer) write(r Record) error {
 	return nil
 }
 
-// trainReward scores the greedy head on the RL training probes.
+// trainReward scores the head on the RL training probes.
 func (t *trainer) trainReward() TrainReward {
 	var m meanBy
 	var imp int
+	var expected float64
 	for _, e := range t.data.RL {
-		a := t.st.Policy.Forward(e.X).Greedy()
+		d := t.st.Policy.Forward(e.X)
+		a := d.Greedy()
 		if a.Impossible {
 			imp++
 		}
 		m.add(reward.Score(t.space.Answer(a, e.Budget), e.Truth), e.Truth.Possible)
+		expected += ExpectedReward(d, t.space, e.Budget, e.Truth)
 	}
 	r, pos, neg := m.means()
+	n := float64(len(t.data.RL))
 	return TrainReward{Reward: r, RewardPossible: pos, RewardImpossible: neg,
-		ImpossibleRate: eval.Num(float64(imp) / float64(len(t.data.RL)))}
+		ImpossibleRate: eval.Num(float64(imp) / n), Expected: eval.Num(expected / n)}
 }
 
-// evaluate answers every eval probe with the greedy head and computes the
-// eval package's metrics; it returns the answers by custom_id too.
+// ExpectedReward is E_{a∼d}[R(answer(a))], summed exactly over the action
+// space with the rule reward.
+func ExpectedReward(d Dist, space Space, budget int64, truth reward.Truth) float64 {
+	e := math.Exp(d.Kind[kindImpossible]) * reward.Score(space.Answer(Action{Impossible: true}, budget), truth)
+	if !truth.Possible {
+		return e // no interval scores on an impossible probe
+	}
+	pInt := math.Exp(d.Kind[kindInterval])
+	for c, lc := range d.Centre {
+		for w, lw := range d.Width {
+			if r := reward.Score(space.Answer(Action{Center: c, Width: w}, budget), truth); r != 0 {
+				e += pInt * math.Exp(lc+lw) * r
+			}
+		}
+	}
+	return e
+}
+
+// evaluate scores the greedy head on the eval probes.
 func (t *trainer) evaluate() (eval.Metrics, map[string]string) {
-	preds := Answers(t.st.Policy, t.space, t.data.Eval)
-	return eval.Compute(eval.Score(t.data.EvalRows, preds).Rows), preds
+	return Evaluate(t.st.Policy, t.space, t.data.Eval, t.data.EvalRows)
+}
+
+// Evaluate answers every example with h's greedy action and computes the
+// eval package's metrics against rows (the examples' parquet rows); it
+// returns the answers by custom_id too.
+func Evaluate(h *Head, space Space, exs []Example, rows []dataset.RLRow) (eval.Metrics, map[string]string) {
+	preds := Answers(h, space, exs)
+	return eval.Compute(eval.Score(rows, preds).Rows), preds
 }
 
 // Answers returns the greedy head's answer text for each example, by id.

@@ -210,7 +210,10 @@ func TestSFTThenGRPOBeatsUntrained(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !(res.Train.Reward > res.Initial.Reward+0.03) {
-		t.Errorf("train reward %v, untrained %v: want an improvement of at least 0.03", res.Train.Reward, res.Initial.Reward)
+		t.Errorf("greedy train reward %v, untrained %v: want an improvement of at least 0.03", res.Train.Reward, res.Initial.Reward)
+	}
+	if !(res.Train.Expected > 2*res.Initial.Expected) {
+		t.Errorf("expected train reward %v, untrained %v: want it at least doubled", res.Train.Expected, res.Initial.Expected)
 	}
 	recs, err := ReadLog(filepath.Join(dir, LogFile))
 	if err != nil {

@@ -1,0 +1,261 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ollama/ollama/api"
+	ucli "github.com/urfave/cli/v2"
+
+	"bagen-data/dataset"
+	"bagen-data/eval"
+	"bagen-data/grpo"
+)
+
+// GRPO is the `bagen-data grpo` command: train and evaluate a policy head
+// over a frozen LLM served by Ollama.
+var GRPO = &ucli.Command{
+	Name:  "grpo",
+	Usage: "train a small policy head over a frozen Ollama model with SFT and GRPO, and evaluate it",
+	Description: `A laptop-scale reproduction of the paper's estimation training: the data
+files of build, the rule reward, GRPO (group advantages, clipped surrogate,
+k3 KL to the reference head), but the policy is a small MLP on the
+embeddings of a frozen model served by Ollama ($OLLAMA_HOST).`,
+	Subcommands: []*ucli.Command{grpoTrain, grpoEval},
+}
+
+var (
+	modelFlag = &ucli.StringFlag{Name: "model", Value: "qwen2.5:7b-instruct", Usage: "Ollama `MODEL` whose embeddings the head reads"}
+	cacheFlag = &ucli.StringFlag{Name: "cache", Usage: "embedding cache `DIR` (default: $BAGEN_DATA_CACHE/embeddings, else ~/.cache/bagen-data/embeddings)"}
+	numCtx    = &ucli.IntFlag{Name: "num-ctx", Value: 8192, Usage: "context length the model embeds with, in `TOKENS` (longer prompts are truncated)"}
+	embedConc = &ucli.IntFlag{Name: "concurrency", Value: 2, Usage: "embedding requests in flight"}
+)
+
+var grpoTrain = &ucli.Command{
+	Name:      "train",
+	Usage:     "SFT warm start (or --init random), then GRPO, with a checkpoint and an eval after every epoch",
+	UsageText: "bagen-data grpo train --data DIR --out DIR [--model MODEL] [--init sft|random] [--resume] ...",
+	Flags: []ucli.Flag{
+		&ucli.StringFlag{Name: "data", Usage: "dataset `DIR` written by build (sft/, rl/, eval/)"},
+		&ucli.StringFlag{Name: "out", Usage: "output `DIR`: checkpoints, train.jsonl, plot.html, eval.json"},
+		modelFlag,
+		&ucli.StringFlag{Name: "init", Value: grpo.InitSFT, Usage: "sft (warm start) or random (zero-RL)"},
+		&ucli.IntFlag{Name: "sft-epochs", Value: 5, Usage: "SFT epochs"},
+		&ucli.IntFlag{Name: "sft-batch", Value: 16, Usage: "SFT rows per step"},
+		&ucli.Float64Flag{Name: "sft-lr", Value: 1e-2, Usage: "SFT Adam learning rate"},
+		&ucli.IntFlag{Name: "epochs", Value: 5, Usage: "GRPO epochs"},
+		&ucli.IntFlag{Name: "batch", Value: 16, Usage: "prompts per GRPO step"},
+		&ucli.IntFlag{Name: "group", Value: 16, Usage: "sampled answers per prompt"},
+		&ucli.IntFlag{Name: "updates", Value: 2, Usage: "Adam updates (mini-batches) per GRPO step"},
+		&ucli.Float64Flag{Name: "lr", Value: 3e-3, Usage: "GRPO Adam learning rate"},
+		&ucli.Float64Flag{Name: "kl", Value: 0.05, Usage: "KL coefficient (0: no KL term)"},
+		&ucli.Float64Flag{Name: "clip", Value: 0.2, Usage: "surrogate clip ε"},
+		&ucli.IntFlag{Name: "hidden", Value: 64, Usage: "head MLP width"},
+		&ucli.IntFlag{Name: "bins", Value: grpo.DefaultBins, Usage: "log-spaced interval centre bins"},
+		&ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the weights, shuffles and sampling"},
+		&ucli.BoolFlag{Name: "resume", Usage: "continue from the latest checkpoint in --out (only --epochs may change)"},
+		&ucli.StringFlag{Name: "name", Usage: "run `NAME` in eval.json (default: the --out directory's name)"},
+		cacheFlag, numCtx, embedConc, quietFlag,
+	},
+	Action: runGRPOTrain,
+}
+
+func grpoConfig(c *ucli.Context) grpo.Config {
+	kl := c.Float64("kl")
+	if kl == 0 {
+		kl = -1 // Config reads 0 as the default; the flag's 0 means off
+	}
+	return grpo.Config{
+		Init: c.String("init"), SFTEpochs: c.Int("sft-epochs"), SFTBatch: c.Int("sft-batch"), SFTLR: c.Float64("sft-lr"),
+		Epochs: c.Int("epochs"), Batch: c.Int("batch"), Group: c.Int("group"), Updates: c.Int("updates"),
+		LR: c.Float64("lr"), KL: kl, Clip: c.Float64("clip"), Hidden: c.Int("hidden"),
+		Space: grpo.Space{Bins: c.Int("bins")}, Seed: c.Uint64("seed"),
+	}
+}
+
+func runGRPOTrain(c *ucli.Context) error {
+	data, out := c.String("data"), c.String("out")
+	switch {
+	case c.NArg() > 0:
+		return fmt.Errorf("grpo train: unexpected argument %q", c.Args().First())
+	case data == "" || out == "":
+		return errors.New("grpo train: --data DIR and --out DIR are required")
+	}
+	cfg := grpoConfig(c)
+	src, err := grpo.ReadDir(data)
+	if err != nil {
+		return fmt.Errorf("grpo train: %w", err)
+	}
+	enc, err := grpoEncoder(c)
+	if err != nil {
+		return err
+	}
+	d, st, err := grpo.Featurize(c.Context, enc, src, cfg.Space)
+	if err != nil {
+		return fmt.Errorf("grpo train: %w", err)
+	}
+	var progress io.Writer
+	if !c.Bool("quiet") {
+		progress = c.App.ErrWriter
+		fmt.Fprintf(progress, "grpo: %d SFT, %d RL, %d eval probes; %s\n", len(d.SFT), len(d.RL), len(d.Eval), embedSummary(st))
+	}
+	res, err := grpo.Train(c.Context, cfg, d, grpo.Options{Out: out, Resume: c.Bool("resume"), Progress: progress, Name: c.String("name"), Model: enc.Model})
+	if err != nil {
+		return fmt.Errorf("grpo train: %w", err)
+	}
+	fmt.Fprintf(c.App.Writer, "grpo: %s: train reward expected %s (untrained %s), greedy %s (untrained %s); eval R %s, Acc %s, Cover %s\n",
+		out, res.Train.Expected.Fixed(3), res.Initial.Expected.Fixed(3), res.Train.Reward.Fixed(3), res.Initial.Reward.Fixed(3),
+		res.Eval.Reward.Fixed(3), res.Eval.Accuracy.Pct(), res.Eval.Coverage.Pct())
+	if !c.Bool("quiet") {
+		fmt.Fprintln(c.App.ErrWriter, speedSummary(res, st))
+	}
+	return nil
+}
+
+func embedSummary(st grpo.Stats) string {
+	return fmt.Sprintf("embedded %d distinct prompts (%d cached, %d requests) in %s", st.Prompts, st.Cached, st.Requests, st.Elapsed.Round(time.Millisecond))
+}
+
+// speedSummary reports policy steps/s and the head's share of the wall
+// time, with the embedding time of this run standing for Ollama's.
+func speedSummary(res *grpo.Result, st grpo.Stats) string {
+	head := res.Policy.Seconds()
+	share := head / (head + st.Elapsed.Seconds())
+	return fmt.Sprintf("grpo: %d policy steps in %.2fs (%.1f steps/s); head %.1f%% of wall time, embedding %.1f%%",
+		res.Steps, head, float64(res.Steps)/max(head, 1e-9), 100*share, 100*(1-share))
+}
+
+func grpoEncoder(c *ucli.Context) (*grpo.Encoder, error) {
+	client, err := api.ClientFromEnvironment()
+	if err != nil {
+		return nil, fmt.Errorf("grpo: ollama: %w", err)
+	}
+	cache := c.String("cache")
+	if cache == "" {
+		cache, err = defaultEmbeddingCache()
+		if err != nil {
+			return nil, err
+		}
+	}
+	bar := newProgress(c.Bool("quiet"))
+	model := c.String("model")
+	return &grpo.Encoder{
+		Client: client, Model: model, Cache: cache, Concurrency: c.Int("concurrency"), NumCtx: c.Int("num-ctx"),
+		Progress: func(done, total int) {
+			bar.update("embed "+model, int64(done), int64(total))
+			if done == total {
+				bar.done()
+			}
+		},
+	}, nil
+}
+
+// defaultEmbeddingCache is $BAGEN_DATA_CACHE/embeddings, else the user
+// cache directory's bagen-data/embeddings.
+func defaultEmbeddingCache() (string, error) {
+	if d := os.Getenv("BAGEN_DATA_CACHE"); d != "" {
+		return filepath.Join(d, "embeddings"), nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("grpo: embedding cache: %w (set --cache)", err)
+	}
+	return filepath.Join(d, "bagen-data", "embeddings"), nil
+}
+
+var grpoEval = &ucli.Command{
+	Name:      "eval",
+	Usage:     "answer eval probes with a trained head and print the paper's metrics",
+	UsageText: "bagen-data grpo eval --checkpoint DIR --data eval/test.parquet [--json FILE] [--predictions-out FILE]",
+	Flags: []ucli.Flag{
+		&ucli.StringFlag{Name: "checkpoint", Usage: "a checkpoint `DIR`, or a grpo train --out directory (its latest checkpoint)"},
+		&ucli.StringFlag{Name: "data", Usage: "eval probes `FILE` (eval/test.parquet)"},
+		&ucli.StringFlag{Name: "model", Usage: "Ollama `MODEL` (default: the one the checkpoint was trained on)"},
+		&ucli.StringFlag{Name: "json", Usage: "write the eval.Run (every number) to `FILE`"},
+		&ucli.StringFlag{Name: "predictions-out", Usage: "write the answers as predictions JSONL to `FILE`"},
+		&ucli.StringFlag{Name: "name", Usage: "run `NAME` in --json (default: the checkpoint directory's name)"},
+		cacheFlag, numCtx, embedConc, quietFlag,
+	},
+	Action: runGRPOEval,
+}
+
+func runGRPOEval(c *ucli.Context) error {
+	ckpt, data := c.String("checkpoint"), c.String("data")
+	if ckpt == "" || data == "" {
+		return errors.New("grpo eval: --checkpoint DIR and --data FILE are required")
+	}
+	st, err := grpo.LoadState(ckpt)
+	if err != nil {
+		return fmt.Errorf("grpo eval: %w", err)
+	}
+	if !c.IsSet("model") && st.Model != "" {
+		if err := c.Set("model", st.Model); err != nil {
+			return err
+		}
+	}
+	if c.String("model") == "" {
+		return errors.New("grpo eval: the checkpoint names no model; give --model")
+	}
+	run, preds, err := grpoEvalRun(c, st, data)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "%s: %s\n", run.Name, run.Data)
+	if err := eval.WriteText(c.App.Writer, run.Metrics); err != nil {
+		return err
+	}
+	return writeGRPOEvalOutputs(c, run, preds)
+}
+
+func grpoEvalRun(c *ucli.Context, st *grpo.State, data string) (eval.Run, []byte, error) {
+	rows, err := dataset.ReadRL(data)
+	if err != nil {
+		return eval.Run{}, nil, fmt.Errorf("grpo eval: %w", err)
+	}
+	probes, err := grpo.ProbesFromRL(data, rows)
+	if err != nil {
+		return eval.Run{}, nil, fmt.Errorf("grpo eval: %w", err)
+	}
+	enc, err := grpoEncoder(c)
+	if err != nil {
+		return eval.Run{}, nil, err
+	}
+	d, _, err := grpo.Featurize(c.Context, enc, grpo.Sources{Eval: probes, EvalRows: rows}, st.Config.Space)
+	if err != nil {
+		return eval.Run{}, nil, fmt.Errorf("grpo eval: %w", err)
+	}
+	if len(d.Eval) > 0 && len(d.Eval[0].X) != st.Policy.In {
+		return eval.Run{}, nil, fmt.Errorf("grpo eval: the head takes %d features, %s gives %d (another model than %q?)", st.Policy.In, enc.Model, len(d.Eval[0].X), st.Model)
+	}
+	m, answers := grpo.Evaluate(st.Policy, st.Config.Space, d.Eval, rows)
+	name := c.String("name")
+	if name == "" {
+		name = filepath.Base(filepath.Clean(c.String("checkpoint")))
+	}
+	return eval.Run{Name: name, Data: data, Model: enc.Model, Metrics: m}, grpo.Predictions(d.Eval, answers), nil
+}
+
+func writeGRPOEvalOutputs(c *ucli.Context, run eval.Run, preds []byte) error {
+	if path := c.String("json"); path != "" {
+		err := writeRewardFile(path, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(run)
+		})
+		if err != nil {
+			return fmt.Errorf("grpo eval: %w", err)
+		}
+	}
+	if path := c.String("predictions-out"); path != "" {
+		err := writeRewardFile(path, func(w io.Writer) error { _, err := w.Write(preds); return err })
+		if err != nil {
+			return fmt.Errorf("grpo eval: %w", err)
+		}
+	}
+	return nil
+}
