@@ -26,9 +26,12 @@ var Eval = &ucli.Command{
 		"bagen-data eval --compare a.json b.json ...",
 	Description: `Joins predictions ({"custom_id", "response"} JSONL) to the probes of --data,
 or asks a model served by Ollama ($OLLAMA_HOST) to answer every probe, and
-prints the paper's metrics: accuracy, recalls, F1@All, F1@1, Fail-F1, Cover,
-MRE P50/P90 (linear-interpolation percentiles), R and S with bootstrap 95%
-intervals, optimism and failure timing by rollout progress, and early stop.
+prints the paper's metrics: accuracy, recalls, F1@All, F1@1 (each
+trajectory's first probe), Fail-F1, Cover, MRE P50/P90 (linear-interpolation
+percentiles), R and S with bootstrap 95% intervals, optimism and failure
+timing by rollout progress, and early stop. Warehouse probes (a label column
+with time_weeks, warehouse_item_weeks and cumulative_cost_usd) are scored on
+all three dimensions, with Cover and MRE also per dimension.
 With --compare, prints saved --json runs side by side in the layout of the
 paper's SFT/RL sweep table.`,
 	Flags: []ucli.Flag{
@@ -91,7 +94,7 @@ func evalRun(c *ucli.Context) (eval.Run, error) {
 	if cut > 0 {
 		fmt.Fprintf(c.App.ErrWriter, "eval: %d answers in %s came without Ollama's done flag (cut off?); scored as they are\n", cut, preds)
 	}
-	return score(c, rows, responses, preds, model), nil
+	return score(c, rows, responses, preds, model)
 }
 
 // readResponses reads a predictions file into custom_id → response and
@@ -119,9 +122,17 @@ func readResponses(path string) (map[string]string, int, error) {
 	return m, cut, nil
 }
 
-// score joins, computes and bootstraps; join problems go to stderr.
-func score(c *ucli.Context, rows []dataset.RLRow, responses map[string]string, preds, model string) eval.Run {
+// score joins, computes and bootstraps; join problems go to stderr. A row
+// whose label cannot be read fails the run: its truth is unknown.
+func score(c *ucli.Context, rows []dataset.RLRow, responses map[string]string, preds, model string) (eval.Run, error) {
 	j := eval.Score(rows, responses)
+	if n := len(j.LabelErrors); n > 0 {
+		more := ""
+		if n > 1 {
+			more = fmt.Sprintf(" (and %d more rows)", n-1)
+		}
+		return eval.Run{}, fmt.Errorf("eval: %s: %w%s", c.String("data"), j.LabelErrors[0], more)
+	}
 	if len(j.Missing) > 0 || len(j.Unknown) > 0 {
 		fmt.Fprintf(c.App.ErrWriter, "eval: %s\n", j.Summary())
 	}
@@ -134,7 +145,7 @@ func score(c *ucli.Context, rows []dataset.RLRow, responses map[string]string, p
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(preds), filepath.Ext(preds))
 	}
-	return eval.Run{Name: name, Data: c.String("data"), Predictions: preds, Model: model, Metrics: m}
+	return eval.Run{Name: name, Data: c.String("data"), Predictions: preds, Model: model, Metrics: m}, nil
 }
 
 // askOllama answers the probes the predictions log lacks and returns the

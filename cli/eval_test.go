@@ -246,3 +246,80 @@ func TestEvalOllama(t *testing.T) {
 		t.Errorf("another model on the same log: got %v", err)
 	}
 }
+
+// TestEvalWarehouseProbes scores the ground-truth answers of the Warehouse
+// probe set built from the embedded fixtures: every interval covers all
+// three dimensions exactly, R is 1.8 on possible and 0.2 on impossible
+// probes, and F1@1 scores each rollout's first probe (after turn 1).
+func TestEvalWarehouseProbes(t *testing.T) {
+	dir := t.TempDir()
+	data, preds, js := filepath.Join(dir, "wh.parquet"), filepath.Join(dir, "gt.jsonl"), filepath.Join(dir, "run.json")
+	if _, stderr, err := runReward(t.Context(), "probes", "--task", "warehouse", "--out", data); err != nil {
+		t.Fatalf("probes: %v\n%s", err, stderr)
+	}
+	rows := mustReadRL(t, data)
+	var lines strings.Builder
+	possible, trajs := 0, map[string]bool{}
+	for _, r := range rows {
+		b, _ := json.Marshal(map[string]string{"custom_id": r.ExtraInfo.CustomID, "response": "<answer>" + r.RewardModel.GroundTruth + "</answer>"})
+		lines.Write(append(b, '\n'))
+		if r.ExtraInfo.IsPossible {
+			possible++
+		}
+		trajs[r.ExtraInfo.TrajectoryID] = true
+	}
+	if err := os.WriteFile(preds, []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := runReward(t.Context(), "eval", "--data", data, "--predictions", preds, "--bootstrap", "0", "--json", js)
+	if err != nil {
+		t.Fatalf("eval: %v\n%s", err, stderr)
+	}
+	m := readRun(t, js).Metrics
+	if len(rows) != 633 || possible != 319 || len(trajs) != 64 {
+		t.Fatalf("probe set: %d rows, %d possible, %d rollouts; want 633, 319, 64", len(rows), possible, len(trajs))
+	}
+	got := fmt.Sprintf("probes %d, possible %d, covered %d/%d, Cover %v, MRE %v/%v, R possible %.12f, R impossible %.12f, S %v, F1@1 %v over %d, Acc %v",
+		m.Probes, m.TruePossible, m.Covered, m.Intervals, float64(m.Coverage), float64(m.MREP50), float64(m.MREP90),
+		float64(m.RewardPossible), float64(m.RewardImpossible), float64(m.Score), float64(m.F1First), m.FirstTurnProbes, float64(m.Accuracy))
+	want := "probes 633, possible 319, covered 319/319, Cover 1, MRE 0/0, R possible 1.800000000000, R impossible 0.200000000000, S 1, F1@1 1 over 64, Acc 1"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	for _, d := range m.Dims {
+		if d.Intervals != 319 || d.Covered != 319 || float64(d.MREP90) != 0 {
+			t.Errorf("dimension %s: covered %d/%d, MRE P90 %v; want 319/319, 0", d.Dim, d.Covered, d.Intervals, float64(d.MREP90))
+		}
+	}
+	for _, line := range []string{
+		"\nCover                100.0%          319/319\n",
+		"\nR on possible         1.800              319\n",
+		"\nR on impossible       0.200              314\n",
+		"\ndimension              Cover        n  MRE P50  MRE P90\ntime_weeks            100.0%  319/319     0.0%     0.0%\n",
+	} {
+		if !strings.Contains(stdout, line) {
+			t.Errorf("stdout lacks %q:\n%s", line, stdout)
+		}
+	}
+}
+
+// TestEvalBadLabel: a row whose label column cannot be read stops the run
+// with its row and custom_id.
+func TestEvalBadLabel(t *testing.T) {
+	dir := t.TempDir()
+	data, preds := filepath.Join(dir, "test.parquet"), filepath.Join(dir, "preds.jsonl")
+	row := func(id, label string) dataset.RLRow {
+		return dataset.RLRow{Label: label, ExtraInfo: dataset.ExtraInfo{CustomID: id, TrajectoryID: "w", ProbeAfterTurn: 1, TotalTurns: 3}}
+	}
+	writeEvalParquet(t, data, []dataset.RLRow{
+		row("w_probe_after_turn_1", `{"time_weeks":2,"warehouse_item_weeks":0,"cumulative_cost_usd":10,"is_possible":true}`),
+		row("w_probe_after_turn_2", `{"time_weeks":2,"is_possible":true}`),
+		row("w_probe_after_turn_3", `soon`),
+	})
+	os.WriteFile(preds, nil, 0o644)
+	_, _, err := runReward(t.Context(), "eval", "--data", data, "--predictions", preds)
+	want := "eval: " + data + ": row 1 (w_probe_after_turn_2): label: invalid label: warehouse_item_weeks: missing (and 1 more rows)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}

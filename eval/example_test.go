@@ -52,3 +52,21 @@ func ExamplePercentileLinear() {
 	fmt.Printf("P50 %.4f P90 %.4f\n", eval.PercentileLinear(mre, 50), eval.PercentileLinear(mre, 90))
 	// Output: P50 0.1667 P90 0.4500
 }
+
+func ExampleCompute_warehouse() {
+	// A Warehouse probe: 6 weeks, 1000 item-weeks and $2000 of cost remain.
+	truth := eval.Truth{CustomID: "w_probe_after_turn_1", TrajectoryID: "w", ProbeAfterTurn: 1, TotalTurns: 4,
+		Possible: true, Warehouse: true, Resources: [3]float64{6, 1000, 2000}}
+	rows := []eval.Scored{eval.NewScored(truth,
+		"<answer>time_weeks:[4, 10], warehouse_item_weeks:[900, 1100], cumulative_cost_usd:[1500, 2600]</answer>")}
+	m := eval.Compute(rows)
+	fmt.Println("Cover", m.Coverage.Pct(), "MRE P50", m.MREP50.Pct(), "R", m.Reward.Fixed(3))
+	for _, d := range m.Dims {
+		fmt.Println(d.Dim, "MRE", d.MREP50.Pct())
+	}
+	// Output:
+	// Cover 100.0% MRE P50 6.4% R 0.750
+	// time_weeks MRE 16.7%
+	// warehouse_item_weeks MRE 0.0%
+	// cumulative_cost_usd MRE 2.5%
+}

@@ -20,8 +20,9 @@ type Metrics struct {
 	// "impossible" inside <answer> tags.
 	FormatValid Num `json:"format_valid"`
 	// F1All and F1First are the feasibility macro-F1 over all probes and
-	// over first-turn probes (probe_after_turn = 0); FailF1 is the F1 of the
-	// impossible class over all probes.
+	// over first-turn probes, each trajectory's probes with its smallest
+	// probe_after_turn (0 for build's probes, 1 for replay probe sets);
+	// FailF1 is the F1 of the impossible class over all probes.
 	F1All           Num `json:"f1_all"`
 	F1First         Num `json:"f1_first"`
 	FirstTurnProbes int `json:"first_turn_probes"`
@@ -30,7 +31,8 @@ type Metrics struct {
 	// Intervals counts truly possible probes answered with a well-formed
 	// interval (L ≤ H; reward.Detail.Interval), Covered those whose interval
 	// holds r. Scalars and reversed intervals claim feasibility but are not
-	// intervals.
+	// intervals. On Warehouse probes an interval needs L ≤ H in all three
+	// dimensions and covers when every dimension holds its remaining usage.
 	Intervals int `json:"intervals"`
 	Covered   int `json:"covered"`
 	// Coverage is Covered / Intervals (the appendix's Cover); HitRate is
@@ -38,13 +40,18 @@ type Metrics struct {
 	Coverage Num `json:"coverage"`
 	HitRate  Num `json:"hit_rate"`
 	// MREP50 and MREP90 are percentiles (PercentileLinear) of the midpoint
-	// relative error over the Intervals probes.
+	// relative error over the Intervals probes; a Warehouse probe's error is
+	// the mean of its dimensions' errors (those with a positive truth).
 	MREP50 Num `json:"mre_p50"`
 	MREP90 Num `json:"mre_p90"`
 	// Reward is the mean rule reward R over all probes; Score the mean paper
 	// score S over truly possible probes.
 	Reward Num `json:"reward"`
 	Score  Num `json:"score"`
+	// RewardPossible and RewardImpossible are the mean rule reward over
+	// truly possible and truly impossible probes (at most 1.8 and 0.2).
+	RewardPossible   Num `json:"reward_possible"`
+	RewardImpossible Num `json:"reward_impossible"`
 
 	// Optimistic and Conservative count interval misses on possible probes
 	// with the midpoint below and above r; the shares are over all misses.
@@ -53,6 +60,10 @@ type Metrics struct {
 	Conservative      int `json:"conservative"`
 	OptimisticShare   Num `json:"optimistic_share"`
 	ConservativeShare Num `json:"conservative_share"`
+
+	// Dims breaks Cover and MRE down by Warehouse dimension, in
+	// reward.Dim order; empty when no probe is a Warehouse probe.
+	Dims []DimMetrics `json:"dims,omitempty"`
 
 	// Bins splits optimism, coverage and failure timing by rollout progress.
 	Bins      []Bin     `json:"bins"`
@@ -76,6 +87,8 @@ func Compute(rows []Scored) Metrics {
 		}
 	}
 	m.FormatValid = ratio(valid, len(rows))
+	m.RewardPossible, m.RewardImpossible = classRewards(rows)
+	m.Dims = dimMetrics(rows)
 	m.Bins = progressBins(rows)
 	m.EarlyStop = earlyStop(rows)
 	return m
@@ -101,11 +114,20 @@ func headline(rows []Scored) Metrics {
 	return m
 }
 
-// firstTurn returns the probes taken before the first action.
+// firstTurn returns each trajectory's first probes: those with the
+// trajectory's smallest probe_after_turn (p = 0 in build's probe sets,
+// k = 1 in replay sets, where the first turn is never probed before it is
+// played). Duplicated rows of a first probe are all kept.
 func firstTurn(rows []Scored) []Scored {
+	first := map[string]int64{}
+	for _, r := range rows {
+		if p, ok := first[r.TrajectoryID]; !ok || r.ProbeAfterTurn < p {
+			first[r.TrajectoryID] = r.ProbeAfterTurn
+		}
+	}
 	var out []Scored
 	for _, r := range rows {
-		if r.ProbeAfterTurn == 0 {
+		if r.ProbeAfterTurn == first[r.TrajectoryID] {
 			out = append(out, r)
 		}
 	}
@@ -124,22 +146,22 @@ type intervalStats struct {
 func intervalsOf(rows []Scored) intervalStats {
 	var s intervalStats
 	for _, r := range rows {
-		if !r.Possible || !r.Detail.Interval {
+		if !r.Possible || !r.interval() {
 			continue
 		}
 		s.intervals++
 		if mre := r.midRelErr(); !math.IsNaN(mre) {
 			s.mre = append(s.mre, mre)
 		}
-		if r.Detail.Covered {
+		if r.covered() {
 			s.covered++
 			continue
 		}
 		s.misses++
-		switch mid := r.Mid(); {
-		case mid < float64(r.Remaining):
+		switch r.missDirection() {
+		case missOptimistic:
 			s.optimistic++
-		case mid > float64(r.Remaining):
+		case missConservative:
 			s.conservative++
 		}
 	}
@@ -180,4 +202,26 @@ func means(rows []Scored) (reward, score Num) {
 		score = Num(ss / float64(possible))
 	}
 	return reward, score
+}
+
+// classRewards returns the mean rule reward over truly possible and over
+// truly impossible rows.
+func classRewards(rows []Scored) (possible, impossible Num) {
+	var sum [2]float64
+	var n [2]int
+	for _, r := range rows {
+		k := 0
+		if r.Possible {
+			k = 1
+		}
+		sum[k] += r.Detail.Reward
+		n[k]++
+	}
+	mean := func(k int) Num {
+		if n[k] == 0 {
+			return NaN
+		}
+		return Num(sum[k] / float64(n[k]))
+	}
+	return mean(1), mean(0)
 }

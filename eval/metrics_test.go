@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -88,6 +89,8 @@ func TestCompute(t *testing.T) {
 		// → 1/3 + 0.7·(1/2 − 1/3) = 0.45.
 		MREP50: 1.0 / 6, MREP90: 0.45,
 		Reward: 2.38 / 11, Score: 1.1 / 6,
+		// R on possible: (0.90 + 1.08) / 6; on impossible: (0.2 + 0.2) / 5.
+		RewardPossible: 0.33, RewardImpossible: 0.08,
 		Misses: 2, Optimistic: 1, Conservative: 1, OptimisticShare: 0.5, ConservativeShare: 0.5,
 	}
 	if d := cmp.Diff(want, got, approx); d != "" {
@@ -247,5 +250,54 @@ func TestComputeMalformed(t *testing.T) {
 	}
 	if !cmp.Equal(m.MREP50, Num(0.1), approx) {
 		t.Errorf("got MRE P50 %v, want 0.1 (midpoint 450 vs 500)", float64(m.MREP50))
+	}
+}
+
+// TestFirstTurn pins which probes F1@1 scores: each trajectory's probes
+// with its smallest probe_after_turn.
+func TestFirstTurn(t *testing.T) {
+	probe := func(traj string, p int64) Scored {
+		return Scored{CustomID: fmt.Sprintf("%s%d", traj, p), TrajectoryID: traj, ProbeAfterTurn: p}
+	}
+	tests := []struct {
+		name string
+		rows []Scored
+		want []string
+	}{
+		{"build: p = 0", []Scored{probe("a", 0), probe("a", 1), probe("b", 1), probe("b", 0)}, []string{"a0", "b0"}},
+		{"replay: k = 1", []Scored{probe("a", 1), probe("a", 2), probe("b", 1), probe("a", 3)}, []string{"a1", "b1"}},
+		// SWE-bench subsampling keeps some prefixes only; duplicated rows of a
+		// first probe all count.
+		{"subsampled", []Scored{probe("c", 5), probe("c", 3), probe("d", 2), probe("c", 4), probe("c", 3)}, []string{"c3", "d2", "c3"}},
+		{"empty", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, r := range firstTurn(tt.rows) {
+				got = append(got, r.CustomID)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("firstTurn (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestF1FirstReplay: on a replay set (first probe after turn 1) F1@1 is
+// the macro-F1 of the first probes, no longer undefined.
+func TestF1FirstReplay(t *testing.T) {
+	row := func(id string, p int64, ok bool, answer string) Scored {
+		return NewScored(Truth{CustomID: id, TrajectoryID: id[:1], ProbeAfterTurn: p, TotalTurns: 4, Remaining: 100, Possible: ok}, "<answer>"+answer+"</answer>")
+	}
+	m := Compute([]Scored{
+		row("a1", 1, true, "[50, 150]"), row("a2", 2, true, "impossible"),
+		row("b1", 1, false, "[50, 150]"), row("b2", 2, false, "impossible"),
+		row("c1", 1, false, "impossible"),
+	})
+	// First probes a1 pos→pos, b1 imp→pos, c1 imp→imp: F1 possible
+	// 2/(2+1) = 2/3, F1 impossible 2/(2+1) = 2/3.
+	if m.FirstTurnProbes != 3 || !cmp.Equal(m.F1First, Num(2.0/3), approx) {
+		t.Errorf("got F1@1 %v over %d probes, want 2/3 over 3", float64(m.F1First), m.FirstTurnProbes)
 	}
 }

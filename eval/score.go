@@ -16,16 +16,22 @@ type Join struct {
 	Missing []string
 	// Unknown lists custom_ids of predictions that match no probe.
 	Unknown []string
+	// LabelErrors lists the rows whose label column cannot be read; they
+	// are scored from extra_info's token truth.
+	LabelErrors []*LabelError
 }
 
 // Score joins responses (custom_id → response) to rows and scores each
-// probe. Rows sharing a custom_id (duplicated probes) share its response.
-// Neither input is modified.
+// probe, reading each row's truth with TruthOf. Rows sharing a custom_id
+// (duplicated probes) share its response. Neither input is modified.
 func Score(rows []dataset.RLRow, responses map[string]string) Join {
 	var j Join
 	seen := make(map[string]bool, len(rows))
-	for _, row := range rows {
-		t := TruthOf(row)
+	for i, row := range rows {
+		t, err := TruthOf(row)
+		if err != nil {
+			j.LabelErrors = append(j.LabelErrors, &LabelError{Row: i, CustomID: t.CustomID, Err: err})
+		}
 		resp, ok := responses[t.CustomID]
 		s := NewScored(t, resp)
 		s.Missing = !ok

@@ -44,6 +44,10 @@ func WriteText(w io.Writer, m Metrics) error {
 		m.Probes, m.TruePossible, m.TrueImpossible, m.Missing)
 	writeHeadline(&b, m)
 	b.WriteString("\n")
+	if len(m.Dims) > 0 {
+		writeDims(&b, m.Dims)
+		b.WriteString("\n")
+	}
 	writeBins(&b, m.Bins)
 	b.WriteString("\n")
 	writeEarlyStop(&b, m.EarlyStop)
@@ -81,7 +85,18 @@ func writeHeadline(b *strings.Builder, m Metrics) {
 		[]string{"Hit rate", m.HitRate.Pct(), "", fmt.Sprintf("%d/%d", m.Covered, m.TruePossible)},
 		[]string{"Optimistic misses", m.OptimisticShare.Pct(), "", fmt.Sprintf("%d/%d", m.Optimistic, m.Misses)},
 		[]string{"Conservative misses", m.ConservativeShare.Pct(), "", fmt.Sprintf("%d/%d", m.Conservative, m.Misses)},
+		[]string{"R on possible", m.RewardPossible.Fixed(3), "", fmt.Sprintf("%d", m.TruePossible)},
+		[]string{"R on impossible", m.RewardImpossible.Fixed(3), "", fmt.Sprintf("%d", m.TrueImpossible)},
 	)
+	t.write(b)
+}
+
+// writeDims prints Cover and MRE per Warehouse dimension.
+func writeDims(b *strings.Builder, dims []DimMetrics) {
+	t := table{{"dimension", "Cover", "n", "MRE P50", "MRE P90"}}
+	for _, d := range dims {
+		t = append(t, []string{d.Dim, d.Coverage.Pct(), fmt.Sprintf("%d/%d", d.Covered, d.Intervals), d.MREP50.Pct(), d.MREP90.Pct()})
+	}
 	t.write(b)
 }
 
