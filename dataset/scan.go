@@ -127,9 +127,6 @@ func collect(results <-chan result, cfg *Config, sp *spill, out *scanned, cancel
 		r.t.off, r.t.n = off, size
 		out.trajs = append(out.trajs, r.t)
 		n++
-		if cfg.Progress != nil && n%1024 == 0 {
-			cfg.Progress("read", n, 0)
-		}
 	}
 	if first != nil {
 		return first.err
@@ -145,14 +142,23 @@ func isRecordError(err error) bool {
 // readSources feeds records of every source to jobs and returns the
 // digest of each source's bytes.
 func readSources(ctx context.Context, srcs []probes.Source, cfg *Config, jobs chan<- job) ([]FileDigest, error) {
-	var seq int64
+	var seq, total, before int64
+	for _, src := range srcs {
+		total += src.Size
+	}
+	// progress reports input read so far, in MB of the files as stored.
+	progress := func(n int64) {
+		if cfg.Progress != nil {
+			cfg.Progress("read MB", (before+n)>>20, total>>20)
+		}
+	}
 	digests := make([]FileDigest, 0, len(srcs))
 	for _, src := range srcs {
 		prefix := ""
 		if cfg.PrefixIDs {
 			prefix = probes.BaseID(src.Name) + ":"
 		}
-		d, err := readSource(ctx, src, func(rec probes.Record) error {
+		d, err := readSource(ctx, src, progress, func(rec probes.Record) error {
 			select {
 			case jobs <- job{seq: seq, rec: rec, prefix: prefix}:
 				seq++
@@ -165,18 +171,19 @@ func readSources(ctx context.Context, srcs []probes.Source, cfg *Config, jobs ch
 			return nil, err
 		}
 		digests = append(digests, d)
+		before += d.Bytes
 	}
 	return digests, nil
 }
 
-func readSource(ctx context.Context, src probes.Source, fn func(probes.Record) error) (FileDigest, error) {
+func readSource(ctx context.Context, src probes.Source, progress func(int64), fn func(probes.Record) error) (FileDigest, error) {
 	rc, err := src.Open()
 	if err != nil {
 		return FileDigest{}, err
 	}
 	defer rc.Close()
 	h := sha256.New()
-	cr := &countingReader{r: io.TeeReader(rc, h)}
+	cr := &countingReader{r: io.TeeReader(rc, h), progress: progress}
 	if err := probes.ScanReader(ctx, src.Name, cr, fn); err != nil {
 		return FileDigest{}, err
 	}
@@ -186,13 +193,18 @@ func readSource(ctx context.Context, src probes.Source, fn func(probes.Record) e
 	return FileDigest{Path: src.Name, Bytes: cr.n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
+// countingReader counts the bytes read and reports them every MiB.
 type countingReader struct {
-	r io.Reader
-	n int64
+	r        io.Reader
+	n        int64
+	progress func(int64)
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	if c.n>>20 != (c.n+int64(n))>>20 {
+		c.progress(c.n + int64(n))
+	}
 	c.n += int64(n)
 	return n, err
 }

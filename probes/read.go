@@ -22,16 +22,25 @@ import (
 type Source struct {
 	Name string // shown in errors and the manifest
 	Open func() (io.ReadCloser, error)
+	Size int64 // bytes as stored, for progress; 0 when unknown
 }
 
 // FileSource is a Source for a file on disk.
 func FileSource(path string) Source {
-	return Source{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
+	src := Source{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
+	if st, err := os.Stat(path); err == nil {
+		src.Size = st.Size()
+	}
+	return src
 }
 
 // FSSource is a Source for a file inside fsys (the embedded fixtures).
 func FSSource(fsys fs.FS, name string) Source {
-	return Source{Name: name, Open: func() (io.ReadCloser, error) { return fsys.Open(name) }}
+	src := Source{Name: name, Open: func() (io.ReadCloser, error) { return fsys.Open(name) }}
+	if st, err := fs.Stat(fsys, name); err == nil {
+		src.Size = st.Size()
+	}
+	return src
 }
 
 // Expand turns files and directories into Sources: a directory contributes
