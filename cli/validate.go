@@ -17,6 +17,10 @@ var Validate = &ucli.Command{
 	UsageText: "bagen-data validate [--json] [--max-examples N] [--tokenizer SPEC [--max-prompt-tokens N]] PATH...",
 	Description: `PATH is a dataset directory written by build (sft/train.parquet,
 rl/train.parquet, eval/test.parquet and manifest.json) or parquet files.
+A file outside sft/, rl/ and eval/ whose rows say split "probes" (written by
+bagen-data probes) is checked as a benchmark probe set: schema, shape and the
+replay label rules (Warehouse rows against their label column), without the
+split-leakage checks.
 Every problem is reported with the file, the 0-based row and the custom_id of
 its first offenders and a count. The exit status is 1 when any error-level
 check fails; warnings and notes do not fail.`,

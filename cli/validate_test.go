@@ -78,3 +78,39 @@ func TestValidateCommand(t *testing.T) {
 		t.Errorf("no paths: got %v", err)
 	}
 }
+
+// TestValidateProbeSets validates what bagen-data probes writes for every
+// task: the embedded fixtures of sokoban, searchr1 and warehouse and the
+// synthetic SWE-bench family of probes/testdata/replay. Each is a probe set
+// (split "probes") and passes with no error or warning.
+func TestValidateProbeSets(t *testing.T) {
+	tests := []struct {
+		task  string
+		args  []string
+		first string // the file line of the report
+	}{
+		{"sokoban", nil, "probes, 2146 rows (824 possible, 1322 impossible)"},
+		{"searchr1", nil, "probes, 272 rows (101 possible, 171 impossible)"},
+		{"warehouse", nil, "probes, 633 rows (319 possible, 314 impossible)"},
+		{"swebench", []string{"--input", filepath.Join("..", "probes", "testdata", "replay", "swebench.jsonl"), "--budget", "median", "--max-samples", "128"},
+			"probes, 128 rows (26 possible, 102 impossible)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.task, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), tt.task+"-probes.parquet")
+			args := append([]string{"probes", "--task", tt.task, "--out", out}, tt.args...)
+			if _, stderr, err := runReward(t.Context(), args...); err != nil {
+				t.Fatalf("probes: %v\n%s", err, stderr)
+			}
+			stdout, _, err := runReward(t.Context(), "validate", out)
+			if err != nil {
+				t.Fatalf("validate: %v\n%s", err, stdout)
+			}
+			for _, want := range []string{out + ": " + tt.first + "\n", "\n0 errors, 0 warnings\n"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("output lacks %q:\n%s", want, stdout)
+				}
+			}
+		})
+	}
+}

@@ -58,7 +58,7 @@ func (v *validator) balance(f *file, s FileSummary) {
 			fmt.Sprintf("%d possible, %d impossible", s.Possible, s.Impossible))
 	}
 	var ms manifestSplit
-	if v.manifest != nil {
+	if v.manifest != nil && !f.probeSet {
 		ms = v.manifest.Splits[f.split]
 	}
 	if ms.Known && (ms.Possible != s.Possible || ms.Impossible != s.Impossible) {
@@ -66,7 +66,7 @@ func (v *validator) balance(f *file, s FileSummary) {
 			fmt.Sprintf("%d possible, %d impossible; manifest says %d, %d", s.Possible, s.Impossible, ms.Possible, ms.Impossible))
 	}
 	dups := duplicates(f)
-	train := f.split != dataset.SplitEval
+	train := f.split == dataset.SplitSFT || f.split == dataset.SplitRL
 	switch {
 	case dups == 0:
 	case ms.Known && ms.Duplicates == dups:

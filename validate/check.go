@@ -16,9 +16,11 @@ func (v *validator) checkFile(f *file) {
 		v.checkRLLabels(f, i, row)
 		v.checkShape(f, at, row.Prompt, row.ExtraInfo.ProbeAfterTurn, true)
 		traj := trajectoryOf(row)
-		v.recordTrajectory(f.split, traj, at)
-		if f.split != dataset.SplitEval {
-			v.recordPrompt(row.Prompt, traj, at)
+		if !f.probeSet {
+			v.recordTrajectory(f.split, traj, at)
+			if f.split != dataset.SplitEval {
+				v.recordPrompt(row.Prompt, traj, at)
+			}
 		}
 		v.checkLength(f, at, row.Prompt)
 	}

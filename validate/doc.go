@@ -14,4 +14,23 @@
 // "impossible". Under the paper's labels is_possible = success ∧
 // tokens_used + remaining_tokens ≤ budget and tokens_used + remaining_tokens
 // is the same at every probe of a trajectory.
+//
+// # Probe sets
+//
+// The benchmark probe sets of `bagen-data probes` (rollout replay) are
+// files of their own: a file outside build's sft/, rl/ and eval/
+// directories whose rows mostly carry extra_info.split "probes" is
+// validated as a probe set. It has the RL schema and shapes, and its labels
+// follow the replay rules: a token probe after k turns has remaining =
+// total − used through k, is feasible iff the rollout succeeded and total ≤
+// budget (so one label and one total per rollout, checked as errors), and
+// k runs over 1 … T−1; its width is inferred from its own ground truths. A
+// row whose label column holds the Warehouse dimensions (reward.ParseTarget)
+// is checked against that label instead: the same is_possible as
+// extra_info, one per rollout, "impossible" as the ground truth of
+// impossible rows and, on possible rows, a ground truth the reward parser
+// reads back as the label's remaining usage with full marks
+// (reward.Paper.ScoreWarehouse = 1); its token fields should be 0. A
+// probe set is no split of a build, so the leakage checks, a manifest's
+// budget, width, label rule and class counts do not apply to it.
 package validate

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"bagen-data/dataset"
+	"bagen-data/probes"
 )
 
 // Kinds of file, by schema.
@@ -18,16 +19,24 @@ const (
 	kindRL  = "rl"
 )
 
+// splitProbes is the extra_info.split of the benchmark probe sets that
+// `bagen-data probes` writes (package probes, rollout replay).
+const splitProbes = "probes"
+
 // file is one parquet file under validation.
 type file struct {
 	path    string
 	kind    string // kindSFT or kindRL
-	split   string // dataset.SplitSFT, SplitRL or SplitEval
+	split   string // dataset.SplitSFT, SplitRL, SplitEval or splitProbes
 	schema  Type
 	numRows int // from the file's metadata
 	sft     []dataset.SFTRow
 	rl      []dataset.RLRow
 	checked bool
+	// probeSet marks a benchmark probe set (isProbeSet); width is then its
+	// own target width, inferred from its rows.
+	probeSet bool
+	width    *probes.Width
 }
 
 func (f *file) rows() int {
@@ -108,6 +117,33 @@ func manifestNear(path string) string {
 func exists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
+}
+
+// inLayout reports a file in an sft/, rl/ or eval/ directory, whose split
+// the directory names.
+func inLayout(path string) bool {
+	switch filepath.Base(filepath.Dir(path)) {
+	case dataset.SplitSFT, dataset.SplitRL, dataset.SplitEval:
+		return true
+	}
+	return false
+}
+
+// isProbeSet reports a benchmark probe set: a file outside build's sft/,
+// rl/ and eval/ directories whose rows mostly say extra_info.split
+// "probes". Such a file stands alone: it is no split of a build, so the
+// leakage checks and the manifest do not apply to it.
+func isProbeSet(path string, rows []dataset.RLRow) bool {
+	if inLayout(path) || len(rows) == 0 {
+		return false
+	}
+	n := 0
+	for _, r := range rows {
+		if r.ExtraInfo.Split == splitProbes {
+			n++
+		}
+	}
+	return 2*n > len(rows)
 }
 
 // splitOf names the split of a file: its directory when that is sft, rl or

@@ -21,10 +21,13 @@ type trajState struct {
 }
 
 // labelLevel is the level of the one-label-per-trajectory checks: errors
-// under the paper's labels, warnings when the manifest does not say which
-// rule built the data. Under bagen-v1 they do not apply.
-func (v *validator) labelLevel() (Level, bool) {
+// under the paper's labels, which probe sets always follow, warnings when
+// the manifest does not say which rule built the data. Under bagen-v1 they
+// do not apply.
+func (v *validator) labelLevel(f *file) (Level, bool) {
 	switch {
+	case f.probeSet:
+		return Error, true
 	case v.manifest == nil || v.manifest.Labels == "":
 		return Warning, true
 	case v.manifest.Labels == "paper":
@@ -33,10 +36,36 @@ func (v *validator) labelLevel() (Level, bool) {
 	return "", false
 }
 
-// checkRLLabels checks one RL or eval row's labels.
+// checkRLLabels checks one RL, eval or probe-set row's labels: a row whose
+// label column holds the Warehouse dimensions by the Warehouse rules, any
+// other by the token rules.
 func (v *validator) checkRLLabels(f *file, i int, row dataset.RLRow) {
 	x := row.ExtraInfo
 	at := loc{file: f.path, row: i, id: x.CustomID}
+	add := func(level Level, code, summary, msg string) {
+		v.fs.add(CheckLabels, level, code, f.path, summary, at.example(msg))
+	}
+	t, err := reward.ParseTarget(row.Label)
+	warehouse := err == nil && t.Warehouse
+	if warehouse {
+		v.checkWarehouseLabels(f, at, row, t.Resources)
+	} else {
+		v.checkTokenLabels(f, at, row)
+	}
+	if want := x.TrajectoryID + dataset.ProbeSuffix + strconv.FormatInt(x.ProbeAfterTurn, 10); x.CustomID != want {
+		add(Error, "custom-id", "rows whose custom_id is not <trajectory_id>_probe_after_turn_<p>", fmt.Sprintf("want %q", want))
+	}
+	if x.Split != f.split {
+		add(Error, "split-field", "rows whose extra_info.split is not the file's split", fmt.Sprintf("split %q in the %s file", x.Split, f.split))
+	}
+	v.checkPosition(f, at, x)
+	v.checkTrajectory(f, at, trajectoryOf(row), x, !warehouse)
+}
+
+// checkTokenLabels checks the labels of a token-budget row: ground truth,
+// label column, the budget rule, margin and per_turn_tokens.
+func (v *validator) checkTokenLabels(f *file, at loc, row dataset.RLRow) {
+	x := row.ExtraInfo
 	add := func(level Level, code, summary, msg string) {
 		v.fs.add(CheckLabels, level, code, f.path, summary, at.example(msg))
 	}
@@ -48,7 +77,7 @@ func (v *validator) checkRLLabels(f *file, i int, row dataset.RLRow) {
 	}
 	if x.Budget <= 0 {
 		add(Error, "budget", "rows without a positive budget", fmt.Sprintf("budget %d", x.Budget))
-	} else if v.manifest != nil && v.manifest.Budget > 0 && x.Budget != v.manifest.Budget {
+	} else if !f.probeSet && v.manifest != nil && v.manifest.Budget > 0 && x.Budget != v.manifest.Budget {
 		add(Error, "budget", "rows whose budget differs from the manifest's", fmt.Sprintf("budget %d, manifest %d", x.Budget, v.manifest.Budget))
 	}
 	if x.Budget > 0 {
@@ -62,15 +91,7 @@ func (v *validator) checkRLLabels(f *file, i int, row dataset.RLRow) {
 		add(Warning, "zero-remaining", "rows with remaining_tokens < 1 (relative error is undefined; the paper drops them)",
 			fmt.Sprintf("remaining_tokens %d", x.RemainingTokens))
 	}
-	if want := x.TrajectoryID + dataset.ProbeSuffix + strconv.FormatInt(x.ProbeAfterTurn, 10); x.CustomID != want {
-		add(Error, "custom-id", "rows whose custom_id is not <trajectory_id>_probe_after_turn_<p>", fmt.Sprintf("want %q", want))
-	}
-	if x.Split != f.split {
-		add(Error, "split-field", "rows whose extra_info.split is not the file's split", fmt.Sprintf("split %q in the %s file", x.Split, f.split))
-	}
-	v.checkPosition(f, at, x)
 	v.checkTurnTokens(f, at, x.ProbeAfterTurn, x.TokensUsed, x.PerTurnTokens, lastContent(row.Prompt))
-	v.checkTrajectory(f, at, trajectoryOf(row), x)
 }
 
 func (v *validator) checkGroundTruth(f *file, at loc, row dataset.RLRow) {
@@ -84,9 +105,9 @@ func (v *validator) checkGroundTruth(f *file, at loc, row dataset.RLRow) {
 		}
 		return
 	}
-	if v.width != nil {
-		if want := v.width.GroundTruth(probes.Probe{Remaining: x.RemainingTokens, Possible: true}); gt != want {
-			add("ground-truth", "ground_truth disagrees with remaining_tokens and the width "+v.width.Text,
+	if w := v.widthOf(f); w != nil {
+		if want := w.GroundTruth(probes.Probe{Remaining: x.RemainingTokens, Possible: true}); gt != want {
+			add("ground-truth", "ground_truth disagrees with remaining_tokens and the width "+w.Text,
 				fmt.Sprintf("ground_truth %q, want %q for remaining_tokens %d", gt, want, x.RemainingTokens))
 		}
 		return
@@ -121,14 +142,18 @@ func (v *validator) checkLabelColumn(f *file, at loc, row dataset.RLRow) {
 }
 
 // checkPosition checks probe_after_turn against total_turns: the paper's
-// labels probe p = 0 … T−1, bagen-v1 also p = T.
+// labels probe p = 0 … T−1, bagen-v1 also p = T, and probe sets replay the
+// non-terminal prefixes k = 1 … T−1.
 func (v *validator) checkPosition(f *file, at loc, x dataset.ExtraInfo) {
-	last := x.TotalTurns - 1
-	if v.manifest != nil && v.manifest.Labels == "bagen-v1" {
+	first, last := int64(0), x.TotalTurns-1
+	switch {
+	case f.probeSet:
+		first = 1
+	case v.manifest != nil && v.manifest.Labels == "bagen-v1":
 		last = x.TotalTurns
 	}
-	if x.ProbeAfterTurn < 0 || x.ProbeAfterTurn > last {
-		v.fs.add(CheckLabels, Error, "probe-position", f.path, "rows whose probe_after_turn is outside 0 … total_turns − 1",
+	if x.ProbeAfterTurn < first || x.ProbeAfterTurn > last {
+		v.fs.add(CheckLabels, Error, "probe-position", f.path, fmt.Sprintf("rows whose probe_after_turn is outside %d … total_turns − 1", first),
 			at.example(fmt.Sprintf("probe_after_turn %d, total_turns %d", x.ProbeAfterTurn, x.TotalTurns)))
 	}
 }
@@ -167,17 +192,28 @@ func (v *validator) checkTurnTokens(f *file, at loc, p, used int64, turns []data
 	}
 }
 
+// group names the files whose rows are compared with each other: the
+// files of one build, or one probe set on its own.
+func group(f *file) string {
+	if f.probeSet {
+		return f.path
+	}
+	return ""
+}
+
 // checkSystemTokens: after the first turn tokens_used − Σ per_turn_tokens is
-// the system prompt's token count, the same in every row of one build.
+// the system prompt's token count, the same in every row of one build or
+// probe set.
 func (v *validator) checkSystemTokens(f *file, at loc, sys int64) {
-	if len(v.sysCount) == 0 {
-		v.sysCount[sys] = at
+	seen := v.sysCount[group(f)]
+	if seen == nil {
+		v.sysCount[group(f)] = map[int64]loc{sys: at}
 		return
 	}
-	if _, ok := v.sysCount[sys]; ok {
+	if _, ok := seen[sys]; ok {
 		return
 	}
-	for first, fl := range v.sysCount {
+	for first, fl := range seen {
 		v.fs.add(CheckLabels, Warning, "system-tokens", "",
 			"tokens_used − Σ per_turn_tokens (the system prompt's tokens) differs between rows",
 			at.example(fmt.Sprintf("%d here, %d at %s row %d", sys, first, fl.file, fl.row)))
@@ -186,15 +222,18 @@ func (v *validator) checkSystemTokens(f *file, at loc, sys int64) {
 }
 
 // checkTrajectory: under the paper's labels one trajectory has one label
-// and one total tokens_used + remaining_tokens at every probe.
-func (v *validator) checkTrajectory(f *file, at loc, traj string, x dataset.ExtraInfo) {
+// and, when tokens is set (not on Warehouse rows), one total tokens_used +
+// remaining_tokens at every probe (remaining = total − used). Trajectories
+// of a probe set are compared within the file.
+func (v *validator) checkTrajectory(f *file, at loc, traj string, x dataset.ExtraInfo, tokens bool) {
 	total := x.TokensUsed + x.RemainingTokens
-	s, ok := v.trajs[traj]
+	key := group(f) + "\x00" + traj
+	s, ok := v.trajs[key]
 	if !ok {
-		v.trajs[traj] = &trajState{at: at, total: total, possible: x.IsPossible}
+		v.trajs[key] = &trajState{at: at, total: total, possible: x.IsPossible}
 		return
 	}
-	level, applies := v.labelLevel()
+	level, applies := v.labelLevel(f)
 	if !applies {
 		return
 	}
@@ -207,7 +246,7 @@ func (v *validator) checkTrajectory(f *file, at loc, traj string, x dataset.Extr
 		v.fs.add(CheckLabels, level, "trajectory-label", "", "probes of one trajectory with different is_possible"+note,
 			at.example(fmt.Sprintf("is_possible %t, %t at %s", x.IsPossible, s.possible, where)))
 	}
-	if total != s.total {
+	if tokens && total != s.total {
 		v.fs.add(CheckLabels, level, "trajectory-total", "", "probes of one trajectory whose tokens_used + remaining_tokens differ"+note,
 			at.example(fmt.Sprintf("tokens_used + remaining_tokens = %d, %d at %s", total, s.total, where)))
 	}

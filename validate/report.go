@@ -58,8 +58,8 @@ type Finding struct {
 // FileSummary describes one validated file.
 type FileSummary struct {
 	Path string `json:"path"`
-	// Kind is "sft" or "rl" (RL and eval files share a schema); Split is
-	// sft, rl or eval.
+	// Kind is "sft" or "rl" (RL, eval and probe-set files share a schema);
+	// Split is sft, rl, eval or probes (a benchmark probe set).
 	Kind       string `json:"kind"`
 	Split      string `json:"split"`
 	Rows       int    `json:"rows"`

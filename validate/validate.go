@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -57,16 +58,17 @@ func Run(ctx context.Context, paths []string, cfg Config) (*Report, error) {
 	}
 	v := newValidator(cfg)
 	r := &Report{Findings: []Finding{}}
-	if manifestPath != "" {
-		r.Manifest = manifestPath
-		v.loadManifest(manifestPath)
-	}
 	var files []*file
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		files = append(files, v.open(name))
+	}
+	// A manifest describes a build; probe sets stand alone.
+	if manifestPath != "" && slices.ContainsFunc(files, func(f *file) bool { return !f.probeSet }) {
+		r.Manifest = manifestPath
+		v.loadManifest(manifestPath)
 	}
 	v.chooseWidth(files)
 	for _, f := range files {
@@ -79,6 +81,8 @@ func Run(ctx context.Context, paths []string, cfg Config) (*Report, error) {
 	v.crossChecks(files)
 	if v.width != nil {
 		r.Width, r.WidthSource = v.width.Text, v.widthSource
+	} else if w := firstProbeWidth(files); w != nil {
+		r.Width, r.WidthSource = w.Text, "inferred"
 	}
 	v.fs.report(r)
 	return r, nil
@@ -92,11 +96,11 @@ type validator struct {
 	width       *probes.Width
 	widthSource string
 	// Cross-row state.
-	trajs    map[string]*trajState     // trajectory → first probe seen
+	trajs    map[string]*trajState     // trajKey → first probe seen
 	splits   map[string][]trajLoc      // split → trajectories in order of first row
 	inSplit  map[string]map[string]loc // split → trajectory → first row
 	prompts  map[[32]byte]*trainPrompt // train prompt → where it occurs
-	sysCount map[int64]loc             // tokens_used − Σ per_turn_tokens → first row
+	sysCount map[string]map[int64]loc  // group → tokens_used − Σ per_turn_tokens → first row
 	longest  int
 	longLoc  loc
 }
@@ -122,7 +126,7 @@ func newValidator(cfg Config) *validator {
 		cfg: cfg, fs: newFindings(cfg.MaxExamples),
 		trajs: map[string]*trajState{}, splits: map[string][]trajLoc{},
 		inSplit: map[string]map[string]loc{}, prompts: map[[32]byte]*trainPrompt{},
-		sysCount: map[int64]loc{},
+		sysCount: map[string]map[int64]loc{},
 	}
 }
 
@@ -194,6 +198,9 @@ func (v *validator) readRows(f *file) {
 		return
 	}
 	f.checked = true
+	if f.kind == kindRL && isProbeSet(f.path, f.rl) {
+		f.probeSet, f.split = true, splitProbes
+	}
 	if f.rows() == 0 {
 		v.fs.add(CheckSize, Warning, "empty-file", f.path, "file has no rows", Example{File: f.path, Row: -1, Message: "0 rows"})
 	}

@@ -9,9 +9,21 @@ import (
 	"bagen-data/reward"
 )
 
-// chooseWidth takes the target width from the manifest, else infers it from
-// the ground truths of possible RL and eval rows.
+// chooseWidth takes the target width of a build's files from the manifest,
+// else infers it from the ground truths of their possible RL and eval rows.
+// Each probe set gets its own width, inferred from its rows.
 func (v *validator) chooseWidth(files []*file) {
+	build := false
+	for _, f := range files {
+		if f.probeSet {
+			v.chooseProbeWidth(f)
+		} else {
+			build = true
+		}
+	}
+	if !build {
+		return
+	}
 	if v.manifest != nil && v.manifest.Width != "" {
 		w, err := probes.ParseWidth(v.manifest.Width)
 		if err == nil {
@@ -23,7 +35,9 @@ func (v *validator) chooseWidth(files []*file) {
 	}
 	var rows []dataset.RLRow
 	for _, f := range files {
-		rows = append(rows, f.rl...)
+		if !f.probeSet {
+			rows = append(rows, f.rl...)
+		}
 	}
 	w, ok, seen := inferWidth(rows)
 	switch {
@@ -38,19 +52,53 @@ func (v *validator) chooseWidth(files []*file) {
 	}
 }
 
+// chooseProbeWidth infers a probe set's width from its token rows.
+func (v *validator) chooseProbeWidth(f *file) {
+	w, ok, seen := inferWidth(f.rl)
+	at := Example{File: f.path, Row: -1}
+	switch {
+	case ok:
+		f.width = &w
+		at.Message = "width " + w.Text
+		v.fs.add(CheckLabels, Info, "width-inferred", splitProbes, "probe sets: width inferred from each one's ground truths", at)
+	case seen:
+		at.Message = "no common width"
+		v.fs.add(CheckLabels, Warning, "width-unknown", f.path,
+			"probe set whose ground truths fit no single pctN, fixN or point width: only checked that each covers r", at)
+	}
+}
+
+// widthOf is the width f's ground truths are checked against.
+func (v *validator) widthOf(f *file) *probes.Width {
+	if f.probeSet {
+		return f.width
+	}
+	return v.width
+}
+
+// firstProbeWidth is the width of the first probe set that has one.
+func firstProbeWidth(files []*file) *probes.Width {
+	for _, f := range files {
+		if f.probeSet && f.width != nil {
+			return f.width
+		}
+	}
+	return nil
+}
+
 // readTruth reads a ground-truth string as the reward parser does.
 func readTruth(gt string) reward.Prediction {
 	return reward.Parse("<answer>" + gt + "</answer>")
 }
 
 // inferWidth finds the narrowest width that reproduces every possible
-// row's ground truth: pct0 … pct99 first, then fixN, then point. seen says
+// token row's ground truth (Warehouse rows have none): pct0 … pct99 first, then fixN, then point. seen says
 // there was a possible row to infer from.
 func inferWidth(rows []dataset.RLRow) (w probes.Width, ok, seen bool) {
 	var cands []probes.Width
 	for _, row := range rows {
 		x := row.ExtraInfo
-		if !x.IsPossible {
+		if !x.IsPossible || isWarehouse(row) {
 			continue
 		}
 		fit := widthsFor(x.RemainingTokens, readTruth(row.RewardModel.GroundTruth))
