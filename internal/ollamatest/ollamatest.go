@@ -1,6 +1,7 @@
 // Package ollamatest runs a real Ollama server with a tiny Qwen2 model for
-// tests: the binary `make ollama` builds into the cache directory, on a free
-// loopback port, with a temporary model store.
+// tests (and for `make repro` without a real model): the binary `make
+// ollama` builds into the cache directory, on a free loopback port, with a
+// temporary model store.
 //
 // Tests call Start; a package whose tests start several servers can share
 // one converted model among them with
@@ -35,16 +36,19 @@ import (
 // Model is the name the tiny model is created under.
 const Model = "tiny-qwen"
 
-// Server is a running `ollama serve` with Model created. It is safe for
-// concurrent use; it stops when the test that started it ends.
+// Server is a running `ollama serve`. It is safe for concurrent use. A
+// server from Start has Model created and stops when its test ends; one
+// from Launch runs until Stop.
 type Server struct {
 	// Host is the server's base URL, http://127.0.0.1:PORT.
 	Host string
 	// Model is the name of the tiny model on this server.
 	Model string
 
-	cmd  *exec.Cmd
-	logs *syncBuffer
+	cmd    *exec.Cmd
+	logs   *syncBuffer
+	home   string
+	exited chan error
 }
 
 // Client returns an Ollama API client for the server.
@@ -106,38 +110,48 @@ func Main(m *testing.M) {
 // stopped in t.Cleanup.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	if _, err := os.Stat(Binary()); err != nil {
-		t.Skipf("ollamatest: no Ollama server at %s; run `make ollama` to build it", Binary())
-	}
-	if _, err := os.Stat(tokenizerPath()); err != nil {
-		t.Skipf("ollamatest: no Qwen tokenizer at %s; run `make tokenizer`", tokenizerPath())
+	if err := Available(); err != nil {
+		t.Skipf("ollamatest: %v", err)
 	}
 	models := shared.dir
 	if models == "" {
 		models = t.TempDir()
 	}
-	s, err := serve(t, models)
+	s, err := Launch(models)
 	if err != nil {
 		t.Fatalf("ollamatest: %v", err)
 	}
-	if err := ensureModel(t, s, models); err != nil {
+	t.Cleanup(s.Stop)
+	if err := ensureModel(s, models); err != nil {
 		t.Fatalf("ollamatest: %v\nserver log:\n%s", err, s.Logs())
 	}
 	return s
 }
 
-// ensureModel creates Model on s, once per store.
-func ensureModel(t testing.TB, s *Server, models string) error {
-	if models != shared.dir {
-		return create(t, s)
+// Available reports why the server cannot run here: no binary (run `make
+// ollama`) or no tokenizer (run `make tokenizer`); nil when it can.
+func Available() error {
+	if _, err := os.Stat(Binary()); err != nil {
+		return fmt.Errorf("no Ollama server at %s; run `make ollama` to build it", Binary())
 	}
-	shared.once.Do(func() { shared.err = create(t, s) })
+	if _, err := os.Stat(tokenizerPath()); err != nil {
+		return fmt.Errorf("no Qwen tokenizer at %s; run `make tokenizer`", tokenizerPath())
+	}
+	return nil
+}
+
+// ensureModel creates Model on s, once per store.
+func ensureModel(s *Server, models string) error {
+	if models != shared.dir {
+		return s.Create()
+	}
+	shared.once.Do(func() { shared.err = s.Create() })
 	return shared.err
 }
 
-// create writes the tiny model into a temporary directory and runs
-// `ollama create` against s.
-func create(t testing.TB, s *Server) error {
+// Create writes the tiny model into a temporary directory and runs
+// `ollama create` for Model against s.
+func (s *Server) Create() error {
 	dir, err := os.MkdirTemp("", "ollamatest-tiny-")
 	if err != nil {
 		return err
@@ -157,50 +171,57 @@ func create(t testing.TB, s *Server) error {
 	return nil
 }
 
-// serve starts the server, retrying when the chosen port was taken between
-// picking and binding it.
-func serve(t testing.TB, models string) (*Server, error) {
+// Launch starts `ollama serve` on a free loopback port with models as its
+// model store, retrying when the chosen port was taken between picking and
+// binding it. The caller stops it with Stop.
+func Launch(models string) (*Server, error) {
 	var err error
 	for range 3 {
 		var s *Server
-		if s, err = serveOnce(t, models); err == nil {
+		if s, err = launchOnce(models); err == nil {
 			return s, nil
 		}
 	}
 	return nil, err
 }
 
-func serveOnce(t testing.TB, models string) (*Server, error) {
+func launchOnce(models string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
+	home, err := os.MkdirTemp("", "ollamatest-home-")
+	if err != nil {
+		return nil, err
+	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	s := &Server{Host: "http://" + addr, Model: Model, logs: &syncBuffer{}}
+	s := &Server{Host: "http://" + addr, Model: Model, logs: &syncBuffer{}, home: home, exited: make(chan error, 1)}
 	s.cmd = exec.Command(Binary(), "serve")
 	s.cmd.Env = append(os.Environ(),
 		"OLLAMA_HOST="+addr,
 		"OLLAMA_MODELS="+models,
-		"HOME="+t.TempDir(), // the server writes its key pair under $HOME/.ollama
+		"HOME="+home, // the server writes its key pair under $HOME/.ollama
 		"OLLAMA_NOPRUNE=1",
+		// llama.cpp's CPU flash attention is ~6× slower than plain
+		// attention on the tiny model's 16-wide heads at 8k tokens.
+		"OLLAMA_FLASH_ATTENTION=0",
 	)
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	setGroup(s.cmd)
 	if err := s.cmd.Start(); err != nil {
+		os.RemoveAll(home)
 		return nil, fmt.Errorf("start %s: %w", Binary(), err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- s.cmd.Wait() }()
-	if err := s.wait(exited, 30*time.Second); err != nil {
-		s.stop(exited)
+	go func() { s.exited <- s.cmd.Wait() }()
+	if err := s.wait(30 * time.Second); err != nil {
+		s.Stop()
 		return nil, fmt.Errorf("%w\nserver log:\n%s", err, s.Logs())
 	}
-	t.Cleanup(func() { s.stop(exited) })
 	return s, nil
 }
 
 // wait polls the server until it answers, exits or timeout passes.
-func (s *Server) wait(exited <-chan error, timeout time.Duration) error {
+func (s *Server) wait(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	c := s.Client()
 	for time.Now().Before(deadline) {
@@ -211,7 +232,8 @@ func (s *Server) wait(exited <-chan error, timeout time.Duration) error {
 			return nil
 		}
 		select {
-		case err := <-exited:
+		case err := <-s.exited:
+			s.exited <- err // for Stop
 			return fmt.Errorf("ollama serve exited: %v", err)
 		case <-time.After(50 * time.Millisecond):
 		}
@@ -219,15 +241,17 @@ func (s *Server) wait(exited <-chan error, timeout time.Duration) error {
 	return errors.New("ollama serve did not answer within " + timeout.String())
 }
 
-// stop interrupts the server and its runners, killing them after 10 s.
-func (s *Server) stop(exited <-chan error) {
+// Stop interrupts the server and its runners, kills them after 10 s, and
+// removes the server's home directory. The model store is the caller's.
+func (s *Server) Stop() {
 	signalGroup(s.cmd, false)
 	select {
-	case <-exited:
+	case <-s.exited:
 	case <-time.After(10 * time.Second):
 		signalGroup(s.cmd, true)
-		<-exited
+		<-s.exited
 	}
+	os.RemoveAll(s.home)
 }
 
 func freePort() (int, error) {
