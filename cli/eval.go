@@ -16,6 +16,7 @@ import (
 	"bagen-data/eval"
 	predict "bagen-data/eval/prediction"
 	"bagen-data/eval/report"
+	"bagen-data/internal/atomicfile"
 )
 
 // Eval is the `bagen-data eval` command.
@@ -186,7 +187,7 @@ func askOllama(c *ucli.Context, rows []dataset.RLRow, model string) (string, err
 
 func writeEvalOutputs(c *ucli.Context, run eval.Run) error {
 	if path := c.String("json"); path != "" {
-		err := writeRewardFile(path, func(w io.Writer) error {
+		err := atomicfile.Write(path, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
 			enc.SetEscapeHTML(false)
@@ -197,7 +198,7 @@ func writeEvalOutputs(c *ucli.Context, run eval.Run) error {
 		}
 	}
 	if path := c.String("report"); path != "" {
-		if err := writeRewardFile(path, func(w io.Writer) error { return report.Write(w, run) }); err != nil {
+		if err := atomicfile.Write(path, func(w io.Writer) error { return report.Write(w, run) }); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"bagen-data/dataset"
 	"bagen-data/eval"
 	"bagen-data/grpo"
+	"bagen-data/internal/atomicfile"
 )
 
 // GRPO is the `bagen-data grpo` command: train and evaluate a policy head
@@ -242,7 +243,7 @@ func grpoEvalRun(c *ucli.Context, st *grpo.State, data string) (eval.Run, []byte
 
 func writeGRPOEvalOutputs(c *ucli.Context, run eval.Run, preds []byte) error {
 	if path := c.String("json"); path != "" {
-		err := writeRewardFile(path, func(w io.Writer) error {
+		err := atomicfile.Write(path, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
 			return enc.Encode(run)
@@ -252,7 +253,7 @@ func writeGRPOEvalOutputs(c *ucli.Context, run eval.Run, preds []byte) error {
 		}
 	}
 	if path := c.String("predictions-out"); path != "" {
-		err := writeRewardFile(path, func(w io.Writer) error { _, err := w.Write(preds); return err })
+		err := atomicfile.Write(path, func(w io.Writer) error { _, err := w.Write(preds); return err })
 		if err != nil {
 			return fmt.Errorf("grpo eval: %w", err)
 		}

@@ -8,13 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"sort"
 	"text/tabwriter"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"bagen-data/dataset"
+	"bagen-data/internal/atomicfile"
 	"bagen-data/reward"
 	"bagen-data/reward/server"
 )
@@ -140,7 +140,7 @@ func runRewardScore(c *ucli.Context) error {
 	}
 	res.reportMismatches(c.App.ErrWriter)
 	if out := c.String("out"); out != "" {
-		if err := writeRewardFile(out, res.writeJSONL); err != nil {
+		if err := atomicfile.Write(out, res.writeJSONL); err != nil {
 			return fmt.Errorf("reward score: %w", err)
 		}
 	}
@@ -298,32 +298,4 @@ func (s *scoring) writeJSONL(w io.Writer) error {
 		}
 	}
 	return bw.Flush()
-}
-
-// writeRewardFile writes path through a temporary file in its directory,
-// synced and renamed into place; the temporary file is removed on error.
-func writeRewardFile(path string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = write(f); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"bagen-data/internal/atomicfile"
 )
 
 // Files and directories of a run's output directory.
@@ -54,7 +56,7 @@ func (st *State) save(out string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	err := writeAtomic(filepath.Join(dir, StateFile), func(w io.Writer) error { return gob.NewEncoder(w).Encode(st) })
+	err := atomicfile.Write(filepath.Join(dir, StateFile), func(w io.Writer) error { return gob.NewEncoder(w).Encode(st) })
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
@@ -62,10 +64,10 @@ func (st *State) save(out string) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	if err := writeFile(filepath.Join(dir, ConfigFile), append(cfg, '\n')); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, ConfigFile), append(cfg, '\n')); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	if err := writeFile(filepath.Join(out, CheckpointDir, LatestFile), []byte(st.name()+"\n")); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(out, CheckpointDir, LatestFile), []byte(st.name()+"\n")); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil

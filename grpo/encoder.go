@@ -21,6 +21,8 @@ import (
 
 	"github.com/ollama/ollama/api"
 	"golang.org/x/sync/errgroup"
+
+	"bagen-data/internal/atomicfile"
 )
 
 // Encoder embeds prompts with an Ollama model over POST /api/embed: the
@@ -282,7 +284,7 @@ func (e *Encoder) store(digest, key string, v []float32) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("embedding cache: %w", err)
 	}
-	if err := writeFile(p, b); err != nil {
+	if err := atomicfile.WriteFile(p, b); err != nil {
 		return fmt.Errorf("embedding cache: %w", err)
 	}
 	return nil

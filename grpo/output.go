@@ -7,6 +7,7 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/eval"
+	"bagen-data/internal/atomicfile"
 )
 
 // writeEval writes eval.json (an eval.Run, readable by `bagen-data eval
@@ -21,10 +22,10 @@ func (t *trainer) writeEval(m eval.Metrics, preds map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", EvalFile, err)
 	}
-	if err := writeFile(filepath.Join(t.opt.Out, EvalFile), append(b, '\n')); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(t.opt.Out, EvalFile), append(b, '\n')); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(t.opt.Out, PredsFile), Predictions(t.data.Eval, preds))
+	return atomicfile.WriteFile(filepath.Join(t.opt.Out, PredsFile), Predictions(t.data.Eval, preds))
 }
 
 // Predictions encodes answers as the eval command's predictions JSONL,

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"bagen-data/internal/atomicfile"
 )
 
 // WritePlot renders the training log at logPath as a self-contained HTML
@@ -18,7 +20,7 @@ func WritePlot(htmlPath, logPath string) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(htmlPath, func(w io.Writer) error { return Plot(w, recs) })
+	return atomicfile.Write(htmlPath, func(w io.Writer) error { return Plot(w, recs) })
 }
 
 // series is one line of a chart; NaN points are gaps.

@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"bagen-data/internal/atomicfile"
 )
 
 // Config sizes the model. The zero value of every field takes the default
@@ -141,7 +143,7 @@ func Write(dir string, c Config, tokenizerPath string) error {
 		{"model.safetensors", func(w io.Writer) error { return writeSafetensors(w, tensors(c)) }},
 	}
 	for _, f := range files {
-		if err := writeAtomic(filepath.Join(dir, f.name), f.data); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, f.name), f.data); err != nil {
 			return fmt.Errorf("tinymodel: %w", err)
 		}
 	}
@@ -305,32 +307,4 @@ func writeSafetensors(w io.Writer, ts []tensor) error {
 		}
 	}
 	return nil
-}
-
-// writeAtomic writes path through a temporary file in its directory,
-// synced and renamed into place; the temporary file is removed on error.
-func writeAtomic(path string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = write(f); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return os.Rename(f.Name(), path)
 }
