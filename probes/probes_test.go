@@ -217,6 +217,7 @@ func TestWidth(t *testing.T) {
 func TestParseWidthErrors(t *testing.T) {
 	tests := map[string]string{
 		"pct":    `width "pct": the percentage must be a number in [0, 100) (want pctN such as pct30, fixN such as fix100, or point)`,
+		"pctNaN": `width "pctNaN": the percentage must be a number in [0, 100) (want pctN such as pct30, fixN such as fix100, or point)`,
 		"pct100": `width "pct100": the percentage must be a number in [0, 100) (want pctN such as pct30, fixN such as fix100, or point)`,
 		"fix-1":  `width "fix-1": the half-width must be a non-negative integer (want pctN such as pct30, fixN such as fix100, or point)`,
 		"30%":    `width "30%": unknown kind (want pctN such as pct30, fixN such as fix100, or point)`,
@@ -253,6 +254,30 @@ func FuzzStripReward(f *testing.F) {
 		}
 		if got, want := StripReward(s), re.ReplaceAllString(s, ""); got != want {
 			t.Errorf("StripReward(%q) = %q, regexp gives %q", s, got, want)
+		}
+	})
+}
+
+// FuzzParseWidth checks that any --width text either fails with the
+// documented message or gives a width whose intervals contain r's bounds in
+// order for every small r.
+func FuzzParseWidth(f *testing.F) {
+	for _, s := range []string{"pct30", "fix100", "point", "pct12.5", "pct", "fix-1", "pctNaN", "pct1e2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		w, err := ParseWidth(s)
+		if err != nil {
+			if !strings.HasSuffix(err.Error(), "(want pctN such as pct30, fixN such as fix100, or point)") {
+				t.Fatalf("ParseWidth(%q): undocumented error %q", s, err)
+			}
+			return
+		}
+		for r := int64(1); r < 50; r++ {
+			lo, hi := w.Interval(r)
+			if lo < 1 || lo > r || hi < r {
+				t.Fatalf("ParseWidth(%q).Interval(%d) = [%d, %d], want lo ≥ 1 and lo ≤ r ≤ hi", s, r, lo, hi)
+			}
 		}
 	})
 }

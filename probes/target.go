@@ -36,7 +36,7 @@ func ParseWidth(s string) (Width, error) {
 		return Width{Kind: Point, Text: s}, nil
 	case strings.HasPrefix(s, "pct"):
 		n, err := strconv.ParseFloat(s[3:], 64)
-		if err != nil || n < 0 || n >= 100 {
+		if err != nil || !(n >= 0 && n < 100) { // also rejects NaN
 			return bad("the percentage must be a number in [0, 100)")
 		}
 		return Width{Kind: Pct, N: n, Text: s}, nil
