@@ -51,14 +51,19 @@ func writeParquet[T any](ctx context.Context, path string, n, workers int, rende
 	})
 }
 
+// chunk is a run of consecutive rows rendered by one worker; done carries
+// the render error, or nil once rows is filled.
+type chunk[T any] struct {
+	rows  []T
+	bytes int
+	done  chan error
+}
+
+// writeRows renders rows on workers goroutines in chunks and writes them
+// to w in order.
 func writeRows[T any](ctx context.Context, w *parquet.GenericWriter[T], n, workers int, render func(i int) (T, int, error), progress func(done int64)) error {
-	type chunk struct {
-		rows  []T
-		bytes int
-		done  chan error
-	}
 	g, ctx := errgroup.WithContext(ctx)
-	queue := make(chan *chunk, 2*workers)
+	queue := make(chan *chunk[T], 2*workers)
 	work := make(chan func(), 2*workers)
 	for range workers {
 		g.Go(func() error {
@@ -68,59 +73,67 @@ func writeRows[T any](ctx context.Context, w *parquet.GenericWriter[T], n, worke
 			return nil
 		})
 	}
-	g.Go(func() error {
-		defer close(queue)
-		defer close(work)
-		for start := 0; start < n; start += chunkRows {
-			end := min(start+chunkRows, n)
-			c := &chunk{rows: make([]T, end-start), done: make(chan error, 1)}
-			fn := func() {
-				for i := start; i < end; i++ {
-					row, size, err := render(i)
-					if err != nil {
-						c.done <- err
-						return
-					}
-					c.rows[i-start], c.bytes = row, c.bytes+size
-				}
-				c.done <- nil
-			}
-			select {
-			case queue <- c:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			select {
-			case work <- fn:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		return nil
-	})
-	g.Go(func() error {
-		buffered, written := 0, 0
-		for c := range queue {
-			if err := <-c.done; err != nil {
-				return err
-			}
-			if _, err := w.Write(c.rows); err != nil {
-				return err
-			}
-			written += len(c.rows)
-			if buffered += c.bytes; buffered >= rowGroupBytes {
-				if err := w.Flush(); err != nil {
-					return err
-				}
-				buffered = 0
-			}
-			if progress != nil {
-				progress(int64(written))
-			}
-		}
-		return nil
-	})
+	g.Go(func() error { return produceChunks(ctx, n, render, queue, work) })
+	g.Go(func() error { return consumeChunks(w, queue, progress) })
 	return g.Wait()
+}
+
+// produceChunks queues the chunks in order and hands their rendering to the
+// workers.
+func produceChunks[T any](ctx context.Context, n int, render func(i int) (T, int, error), queue chan<- *chunk[T], work chan<- func()) error {
+	defer close(queue)
+	defer close(work)
+	for start := 0; start < n; start += chunkRows {
+		end := min(start+chunkRows, n)
+		c := &chunk[T]{rows: make([]T, end-start), done: make(chan error, 1)}
+		fn := func() {
+			for i := start; i < end; i++ {
+				row, size, err := render(i)
+				if err != nil {
+					c.done <- err
+					return
+				}
+				c.rows[i-start], c.bytes = row, c.bytes+size
+			}
+			c.done <- nil
+		}
+		select {
+		case queue <- c:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case work <- fn:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// consumeChunks writes chunks as they complete, in queue order, ending a
+// row group every rowGroupBytes of content.
+func consumeChunks[T any](w *parquet.GenericWriter[T], queue <-chan *chunk[T], progress func(done int64)) error {
+	buffered, written := 0, 0
+	for c := range queue {
+		if err := <-c.done; err != nil {
+			return err
+		}
+		if _, err := w.Write(c.rows); err != nil {
+			return err
+		}
+		written += len(c.rows)
+		if buffered += c.bytes; buffered >= rowGroupBytes {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			buffered = 0
+		}
+		if progress != nil {
+			progress(int64(written))
+		}
+	}
+	return nil
 }
 
 // digest hashes a written file for the manifest.

@@ -9,7 +9,8 @@ import (
 )
 
 // Task is a preset: the agent's system prompt shown in every probe, the
-// estimation prompt and the default token budget.
+// estimation prompt and the default token budget. A Task is a value that
+// is never modified, so it is safe for concurrent use.
 type Task struct {
 	Name   string
 	System string
