@@ -9,7 +9,8 @@ import (
 
 // Config is everything a build needs besides its inputs. The zero value is
 // not usable: Task and Width must be set (the command line fills every
-// field with its documented default).
+// field with its documented default). Build works on its own copy, so one
+// Config may serve several builds at once.
 type Config struct {
 	// Task is the preset: system prompt, probe text, default budget.
 	Task probes.Task
