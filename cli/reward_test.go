@@ -253,7 +253,11 @@ func TestRewardServeSIGTERM(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	var out syncBuffer
-	go io.Copy(&out, bufio.NewReader(stderr))
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(&out, bufio.NewReader(stderr))
+		close(copied)
+	}()
 	url := waitServing(t, out.String)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -290,6 +294,9 @@ func TestRewardServeSIGTERM(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	// Read stderr to its end before Wait, which closes the pipe: the drain
+	// message is the last thing the server writes.
+	<-copied
 	err = cmd.Wait()
 	close(stop)
 	wg.Wait()
