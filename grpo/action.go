@@ -3,7 +3,6 @@ package grpo
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	"bagen-data/reward"
 )
@@ -83,10 +82,10 @@ func (s Space) Interval(a Action, budget int64) (lo, hi int64) {
 // reward package scores.
 func (s Space) Answer(a Action, budget int64) string {
 	if a.Impossible {
-		return "<answer>impossible</answer>"
+		return reward.Tag(reward.Prediction{Kind: reward.Impossible}.Text())
 	}
 	lo, hi := s.Interval(a, budget)
-	return "<answer>[" + strconv.FormatInt(lo, 10) + ", " + strconv.FormatInt(hi, 10) + "]</answer>"
+	return reward.Tag(reward.Prediction{Kind: reward.Interval, Low: lo, High: hi}.Text())
 }
 
 // Nearest returns the action closest to an SFT target answer: impossible

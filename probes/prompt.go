@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"bagen-data/reward"
 )
 
 // Task is a preset: the agent's system prompt shown in every probe, the
@@ -195,12 +197,12 @@ func (t Task) Render(traj Trajectory, a Accounting, p Probe, budget int64, think
 func Answer(p Probe, w Width, budget int64, think bool) string {
 	gt := w.GroundTruth(p)
 	if !think {
-		return "<answer>" + gt + "</answer>"
+		return reward.Tag(gt)
 	}
 	used := fmt.Sprintf("I have completed %d turns and used %d of %d tokens.", p.After, p.Used, budget)
 	why := " The task will not finish successfully within the budget."
 	if p.Possible {
 		why = fmt.Sprintf(" The remaining turns should need about %d more tokens, which fits the budget.", p.Remaining)
 	}
-	return "<think>" + used + why + "</think><answer>" + gt + "</answer>"
+	return "<think>" + used + why + "</think>" + reward.Tag(gt)
 }

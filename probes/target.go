@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"bagen-data/reward"
 )
 
 // WidthKind is the shape of the target interval.
@@ -66,14 +68,14 @@ func (w Width) Interval(r int64) (lo, hi int64) {
 }
 
 // GroundTruth is the answer the reward expects: "impossible", "[L, H]", or
-// "r" for point targets.
+// "r" for point targets, in the reward package's format.
 func (w Width) GroundTruth(p Probe) string {
 	if !p.Possible {
-		return "impossible"
+		return reward.Prediction{Kind: reward.Impossible}.Text()
 	}
 	if w.Kind == Point {
-		return strconv.FormatInt(p.Remaining, 10)
+		return reward.Prediction{Kind: reward.Scalar, Low: p.Remaining, High: p.Remaining}.Text()
 	}
 	lo, hi := w.Interval(p.Remaining)
-	return "[" + strconv.FormatInt(lo, 10) + ", " + strconv.FormatInt(hi, 10) + "]"
+	return reward.Prediction{Kind: reward.Interval, Low: lo, High: hi}.Text()
 }

@@ -32,7 +32,7 @@ func (v *validator) checkWarehouseLabels(f *file, at loc, row dataset.RLRow, t r
 	case !t.Possible && gt != "impossible":
 		add(Error, "impossible-ground-truth", `impossible rows whose ground_truth is not "impossible"`, fmt.Sprintf("ground_truth %q", gt))
 	case t.Possible:
-		if s := reward.Paper.ScoreWarehouse(reward.ParseWarehouse("<answer>"+gt+"</answer>"), t); s != 1 {
+		if s := reward.Paper.ScoreWarehouse(reward.ParseWarehouse(reward.Tag(gt)), t); s != 1 {
 			add(Error, "warehouse-ground-truth", "Warehouse ground_truth not read by the reward parser as the label's remaining usage",
 				fmt.Sprintf("ground_truth %q scores %g against the label (want 1)", clip(gt, 120), s))
 		}

@@ -88,7 +88,7 @@ func firstProbeWidth(files []*file) *probes.Width {
 
 // readTruth reads a ground-truth string as the reward parser does.
 func readTruth(gt string) reward.Prediction {
-	return reward.Parse("<answer>" + gt + "</answer>")
+	return reward.Parse(reward.Tag(gt))
 }
 
 // inferWidth finds the narrowest width that reproduces every possible
