@@ -35,7 +35,7 @@ round-robin. Writes one parquet in the eval schema (extra_info.split =
 		&ucli.StringFlag{Name: "task", Value: "sokoban", Usage: "task preset: sokoban, searchr1, swebench or warehouse"},
 		&ucli.StringFlag{Name: "budget", Usage: "token budget: `N` tokens, or median (the family's lower median total); default: each rollout's own, else the task's (sokoban 2500, searchr1 3500)"},
 		tokenizerFlag,
-		&ucli.IntFlag{Name: "max-samples", Usage: "cap the probes at `N` by length-bucketed round-robin; 0: no cap (default: 512 for swebench, else 0)"},
+		&ucli.IntFlag{Name: "max-samples", Usage: "cap the probes at `N` by length-bucketed round-robin; 0: no cap", DefaultText: "512 for swebench, else 0"},
 		&ucli.IntFlag{Name: "length-bins", Value: 8, Usage: "rollout-length buckets of the subsampling"},
 		&ucli.Uint64Flag{Name: "seed", Value: 42, Usage: "seed of the subsampling and of the Warehouse challenges"},
 		&ucli.StringFlag{Name: "preset", Value: "half_reachable", Usage: "Warehouse challenges: half_reachable (the paper's text) or bagen-v1 (the authors' shipped variant)"},
