@@ -7,8 +7,9 @@ import (
 
 // Anthropic Messages: input_tokens excludes cache_read_input_tokens and
 // cache_creation_input_tokens (the whole request is their sum);
-// output_tokens holds the thinking tokens, which the API does not report
-// apart.
+// output_tokens holds the thinking tokens, which
+// output_tokens_details.thinking_tokens breaks out (Claude Code records it
+// in its session log).
 
 func messagesUsage(u Usage, output int) map[string]any {
 	return map[string]any{
@@ -16,6 +17,7 @@ func messagesUsage(u Usage, output int) map[string]any {
 		"cache_creation_input_tokens": u.CacheWrite,
 		"cache_read_input_tokens":     u.Cached,
 		"output_tokens":               output,
+		"output_tokens_details":       map[string]any{"thinking_tokens": u.Reasoning},
 		"service_tier":                "standard",
 	}
 }
