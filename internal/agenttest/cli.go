@@ -262,11 +262,13 @@ exporter = "none"
 `, c.Model, c.BaseURL+"/v1")
 }
 
-// qwenSettings turns off Qwen Code's usage statistics, telemetry and
-// update checks.
+// qwenSettings turns off Qwen Code's usage statistics, telemetry, update
+// checks and background memory agents (which would call the model on
+// their own, with the shell tool offered, after the session's answer).
 const qwenSettings = `{
   "privacy": {"usageStatisticsEnabled": false},
   "telemetry": {"enabled": false},
-  "general": {"enableAutoUpdate": false}
+  "general": {"enableAutoUpdate": false},
+  "memory": {"enableManagedAutoMemory": false, "enableManagedAutoDream": false, "enableAutoSkill": false}
 }
 `

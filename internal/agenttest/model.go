@@ -37,11 +37,11 @@ import (
 // included; Output is every generated token, reasoning included. Each
 // format splits it its own way (see the wire files).
 type Usage struct {
-	Input      int // prompt tokens, Cached and CacheWrite included
-	Cached     int // prompt tokens read from the cache
-	CacheWrite int // prompt tokens written to the cache (Anthropic only)
-	Output     int // generated tokens, Reasoning included
-	Reasoning  int // generated reasoning tokens
+	Input      int `json:"input"`       // prompt tokens, Cached and CacheWrite included
+	Cached     int `json:"cached"`      // prompt tokens read from the cache
+	CacheWrite int `json:"cache_write"` // prompt tokens written to the cache (Anthropic only)
+	Output     int `json:"output"`      // generated tokens, Reasoning included
+	Reasoning  int `json:"reasoning"`   // generated reasoning tokens
 }
 
 // Answer is one scripted model response. With Command set it is a call of
