@@ -260,13 +260,18 @@ func TestSessionBadLines(t *testing.T) {
 			`{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"input_tokens":5,"cached_input_tokens":6,"output_tokens":1}}}}`,
 		"qwen": `{"uuid":"u","sessionId":"q","type":"user","message":{"role":"user","parts":[{"text":"hi"}]}}` + "\n" +
 			`not json`,
+		"claude-cut": `{"type":"user","sessionId":"s","message":{"role":"user","content":"hi"}}` + "\n" +
+			`{"type":"assistant","sessionId":"s","message":{"id":"m1","content":[{"type":"text","te`,
+		"qwen-message": `{"uuid":"u","sessionId":"q","type":"user","message":{"role":"user","parts":"hi"}}`,
 	}
 	want := map[string]string{
 		"claude":        "claude.jsonl:2: message.usage.input_tokens: want a whole number, got \"ten\"",
 		"claude-cached": "claude-cached.jsonl:2: message.usage.reasoning: 2 reasoning tokens exceed the output's 1",
 		"codex":         "codex.jsonl:2: payload.name: missing",
 		"codex-usage":   "codex-usage.jsonl:3: payload.info.last_token_usage.cached: 6 cached tokens exceed the input's 5",
-		"qwen":          "qwen.jsonl:2: invalid JSON at byte 2: invalid character 'o' in literal null (expecting 'u')",
+		"qwen":          "qwen.jsonl:2: want a JSON object, got not json",
+		"claude-cut":    "claude-cut.jsonl:2: invalid JSON: Value looks like object, but can't find closing '}' symbol",
+		"qwen-message":  "qwen-message.jsonl:1: message.parts: want an array, got JSON string",
 	}
 	dir := t.TempDir()
 	for name, body := range cases {
@@ -423,5 +428,16 @@ func TestSessionsLive(t *testing.T) {
 			}
 			agreeWithCCUsage(t, agent, ts, ccusage(t, agent, res.Home))
 		})
+	}
+}
+
+// TestSessionTooLarge: a session log longer than 32 × the message limit
+// is an error naming the file, not a partial read.
+func TestSessionTooLarge(t *testing.T) {
+	path := filepath.Join("testdata/sessions", loadGenerated(t)[0].File)
+	_, err := readAll(t, &Options{MaxMessageBytes: 1024}, path)
+	want := path + ": over the size limit: session log longer than 32768 bytes (32 × the message limit)"
+	if err == nil || err.Error() != want || !errors.Is(err, ErrTooLarge) {
+		t.Errorf("error %v, want %s", err, want)
 	}
 }
