@@ -3,6 +3,7 @@ package rollout
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -14,7 +15,9 @@ import (
 // counted once. Usage is Anthropic's: input_tokens excludes
 // cache_read_input_tokens and cache_creation_input_tokens, so the whole
 // request is their sum. Sub-agent (sidechain) calls in the file are turns
-// of the session, in file order.
+// of the session, in file order; a sub-agent transcript of its own
+// (<session>/subagents/agent-<id>.jsonl) is a trajectory of its own, with
+// id <session>/agent-<id>.
 var ClaudeCode = &Format{Name: "claude-code", Doc: "Claude Code session log (~/.claude/projects/<cwd>/<session>.jsonl)", layout: session, ownIDs: true,
 	match: isClaudeCode,
 	calls: func(data []byte) bool { return containsAny(data, `"type":"assistant"`, `"type": "assistant"`) }}
@@ -116,6 +119,11 @@ func decodeClaudeCode(rec Record) (Trajectory, error) {
 	}
 	if t.Instance == "" {
 		t.Instance = s.prompt
+	}
+	if filepath.Base(filepath.Dir(rec.Pos.File)) == "subagents" {
+		// <session>/subagents/agent-<id>.jsonl: a sub-agent's transcript,
+		// which carries its parent's session id.
+		t.ID += "/" + BaseID(rec.Pos.File)
 	}
 	return s.turns.finish(rec, "assistant message")
 }

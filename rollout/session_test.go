@@ -212,16 +212,37 @@ func TestSessionDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A sub-agent transcript carries its parent's session id: it is read as
+	// <session>/agent-<id>, not as a second copy of the session.
+	claude := filepath.Join(dir, loadGenerated(t)[0].File)
+	parent := sessionID(agenttest.Claude, claude)
+	sub := filepath.Join(filepath.Dir(claude), parent, "subagents", "agent-a0123456789abcdef.jsonl")
+	data, err := os.ReadFile(claude)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(sub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sub, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	srcs, err := Expand([]string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	formats := map[string]int{}
+	ids := map[string]bool{}
 	for _, src := range srcs {
 		err := Scan(context.Background(), src, func(rec Record) error {
-			if _, err := Decode(rec); err != nil {
+			tr, err := Decode(rec)
+			if err != nil {
 				return err
 			}
+			if ids[tr.ID] {
+				t.Errorf("id %s read twice", tr.ID)
+			}
+			ids[tr.ID] = true
 			formats[rec.FormatName()]++
 			return nil
 		})
@@ -229,8 +250,11 @@ func TestSessionDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if want := map[string]int{"claude-code": 3, "codex": 3, "qwen-code": 3}; !cmp.Equal(formats, want) {
+	if want := map[string]int{"claude-code": 4, "codex": 3, "qwen-code": 3}; !cmp.Equal(formats, want) {
 		t.Errorf("formats %v, want %v", formats, want)
+	}
+	if !ids[parent] || !ids[parent+"/agent-a0123456789abcdef"] {
+		t.Errorf("ids %v lack %s and its sub-agent", ids, parent)
 	}
 	named := map[string]string{
 		"codex/history.jsonl":                  "codex/history.jsonl:1: not a trajectory log: Codex prompt history (~/.codex/history.jsonl)",
