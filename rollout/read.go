@@ -119,17 +119,19 @@ func (o *Options) Expand(paths []string) ([]Source, error) {
 
 func (o *Options) expandDir(dir string) ([]Source, error) {
 	var files []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	for _, root := range sessionRoots(dir) {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && isLogName(path) {
+				files = append(files, path)
+			}
+			return nil
+		})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if !d.IsDir() && isLogName(path) {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	files = harborTrajectories(files)
 	files = withoutEvalCopies(files)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/buger/jsonparser"
@@ -196,4 +198,33 @@ func stringValue(raw json.RawMessage) string {
 	var s string
 	json.Unmarshal(raw, &s)
 	return s
+}
+
+// cliHomes are the session directories inside each CLI's own directory:
+// reading ~/.claude, ~/.codex or ~/.qwen reads its sessions, not its
+// settings, plugin stores and caches.
+var cliHomes = map[string][]string{
+	".claude": {"projects"},
+	".codex":  {"sessions", "archived_sessions"},
+	".qwen":   {"projects"},
+}
+
+// sessionRoots are the directories to walk for dir: its session
+// directories when it is a CLI's own directory that has them, else dir.
+func sessionRoots(dir string) []string {
+	subs, ok := cliHomes[filepath.Base(filepath.Clean(dir))]
+	if !ok {
+		return []string{dir}
+	}
+	var roots []string
+	for _, sub := range subs {
+		p := filepath.Join(dir, sub)
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			roots = append(roots, p)
+		}
+	}
+	if len(roots) == 0 {
+		return []string{dir}
+	}
+	return roots
 }

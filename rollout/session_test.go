@@ -436,7 +436,10 @@ func TestSessionsLive(t *testing.T) {
 			if res.ExitCode != 0 {
 				t.Fatalf("exit %d\n%s\n%s", res.ExitCode, res.Stdout, res.Stderr)
 			}
-			ts := mustReadAll(t, nil, filepath.Join(res.Home, homeLayout[agent][0]))
+			// The CLI's own directory (~/.claude, ~/.codex, ~/.qwen), with its
+			// settings, plugin stores and usage logs: only sessions are read.
+			own := filepath.Join(res.Home, strings.Split(homeLayout[agent][0], "/")[0])
+			ts := mustReadAll(t, nil, own)
 			if len(ts) != 1 {
 				t.Fatalf("%d sessions, want 1", len(ts))
 			}
