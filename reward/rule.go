@@ -3,8 +3,10 @@ package reward
 import "math"
 
 // Truth is what a probe's label says: the true remaining tokens r and
-// whether the rollout still finishes within budget. Remaining is ignored
-// when Possible is false.
+// whether the rollout still finishes within budget. On an impossible probe
+// Remaining is what the rollout went on to spend after the probe, which
+// stopping there saves (the early stop of the paper's §6.1); the rule and
+// the score ignore it there.
 type Truth struct {
 	Remaining int64
 	Possible  bool
