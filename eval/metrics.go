@@ -16,8 +16,9 @@ type Metrics struct {
 	RecallPossible      Num `json:"recall_possible"`
 	RecallImpossible    Num `json:"recall_impossible"`
 	PrecisionImpossible Num `json:"precision_impossible"`
-	// FormatValid is the share of answers that are an interval or
-	// "impossible" inside <answer> tags.
+	// FormatValid is the share of answers that are "impossible" or a
+	// well-formed interval (L ≤ H; in every dimension of a Warehouse
+	// answer) inside <answer> tags (reward.Judgement.FormatValid).
 	FormatValid Num `json:"format_valid"`
 	// F1All and F1First are the feasibility macro-F1 over all probes and
 	// over first-turn probes, each trajectory's probes with its smallest
@@ -40,12 +41,14 @@ type Metrics struct {
 	Coverage Num `json:"coverage"`
 	HitRate  Num `json:"hit_rate"`
 	// MREP50 and MREP90 are percentiles (PercentileLinear) of the midpoint
-	// relative error over the Intervals probes, MREMean its mean (the
-	// authors' analyze_eval.py reports the mean); a Warehouse probe's error
-	// is the mean of its dimensions' errors (those with a positive truth).
-	MREP50  Num `json:"mre_p50"`
-	MREP90  Num `json:"mre_p90"`
-	MREMean Num `json:"mre_mean"`
+	// relative error over the MRECount of the Intervals probes whose error
+	// is defined (r > 0), MREMean its mean (the authors' analyze_eval.py
+	// reports the mean); a Warehouse probe's error is the mean of its
+	// dimensions' errors (those with a positive truth).
+	MREP50   Num `json:"mre_p50"`
+	MREP90   Num `json:"mre_p90"`
+	MREMean  Num `json:"mre_mean"`
+	MRECount int `json:"mre_n"`
 	// Reward is the mean rule reward R over all probes; Score the mean paper
 	// score S over truly possible probes.
 	Reward Num `json:"reward"`
@@ -227,7 +230,7 @@ func (m *Metrics) setIntervals(rows []Scored) {
 	m.Intervals, m.Covered = s.intervals, s.covered
 	m.Coverage = s.coverage
 	m.HitRate = ratio(s.covered, m.TruePossible)
-	m.MREP50, m.MREP90, m.MREMean = s.p50, s.p90, s.mean
+	m.MREP50, m.MREP90, m.MREMean, m.MRECount = s.p50, s.p90, s.mean, len(s.mre)
 	m.Misses, m.Optimistic, m.Conservative = s.misses, s.optimistic, s.conservative
 	m.OptimisticShare = ratio(s.optimistic, s.misses)
 	m.ConservativeShare = ratio(s.conservative, s.misses)

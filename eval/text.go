@@ -76,8 +76,8 @@ func writeHeadline(b *strings.Builder, m Metrics) {
 		"f1_first":          fmt.Sprintf("%d", m.FirstTurnProbes),
 		"fail_f1":           fmt.Sprintf("%d", m.Probes),
 		"coverage":          fmt.Sprintf("%d/%d", m.Covered, m.Intervals),
-		"mre_p50":           fmt.Sprintf("%d", m.Intervals),
-		"mre_p90":           fmt.Sprintf("%d", m.Intervals),
+		"mre_p50":           fmt.Sprintf("%d", m.MRECount),
+		"mre_p90":           fmt.Sprintf("%d", m.MRECount),
 		"reward":            fmt.Sprintf("%d", m.Probes),
 		"score":             fmt.Sprintf("%d", m.TruePossible),
 	}

@@ -46,13 +46,24 @@ func ParseTarget(label string) (Target, error) {
 	case len(s) > 0 && s[0] == '{':
 		return parseObject(s)
 	}
-	if v, n := readDigits(s, 0); n == len(s) && n > 0 {
+	if n := asciiDigits(s); n == len(s) && n > 0 {
+		v, _ := readDigits(s, 0)
 		if v == math.MaxInt64 && !fitsInt64(s) {
 			return Target{}, fmt.Errorf("%w: remaining tokens %s out of range", ErrLabel, s)
 		}
 		return TokenTarget(Truth{Remaining: v, Possible: true}, ""), nil
 	}
 	return Target{}, fmt.Errorf("%w: want a JSON object, \"impossible\" or a non-negative integer, got %q", ErrLabel, clip(s, 40))
+}
+
+// asciiDigits returns the length of the run of ASCII digits that starts s
+// (a label is written by a program, in ASCII).
+func asciiDigits(s string) int {
+	n := 0
+	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // fitsInt64 reports whether the digit string s is at most math.MaxInt64.
