@@ -96,5 +96,5 @@ func (s Scored) Class() reward.Class { return s.Detail.Class }
 
 // Mid returns the interval midpoint (L+H)/2 of a token probe's answer.
 func (s Scored) Mid() float64 {
-	return (float64(s.Prediction.Low) + float64(s.Prediction.High)) / 2
+	return s.Prediction.Mid()
 }

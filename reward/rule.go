@@ -102,6 +102,12 @@ func (p Prediction) Class() Class {
 	return ClassInvalid
 }
 
+// Mid is the midpoint (L + H) / 2 of an interval, or the value of a
+// scalar, as Python computes (L + H) / 2.0: the exact sum rounded once
+// (two non-negative int64s sum within a uint64), so that bounds near 2^63
+// do not overflow.
+func (p Prediction) Mid() float64 { return float64(uint64(p.Low)+uint64(p.High)) / 2 }
+
 // Valid reports whether p is a well-formed interval: an Interval with
 // Low ≤ High. Only valid intervals can score on possible probes.
 func (p Prediction) Valid() bool { return p.Kind == Interval && p.Low <= p.High }

@@ -267,7 +267,7 @@ func (j *Judgement) MidRelErr() float64 {
 // dimensions do, when they all miss the same way.
 func (j *Judgement) Miss() int {
 	if !j.Warehouse {
-		mid := (float64(j.Prediction.Low) + float64(j.Prediction.High)) / 2
+		mid := j.Prediction.Mid()
 		r := float64(j.Target.tokens.Remaining)
 		switch {
 		case mid < r:
