@@ -21,9 +21,10 @@ type Metrics struct {
 	// answer) inside <answer> tags (reward.Judgement.FormatValid).
 	FormatValid Num `json:"format_valid"`
 	// F1All and F1First are the feasibility macro-F1 over all probes and
-	// over first-turn probes, each trajectory's probes with its smallest
-	// probe_after_turn (0 for build's probes, 1 for replay probe sets);
-	// FailF1 is the F1 of the impossible class over all probes.
+	// over the FirstTurnProbes, the probes at the set's first position
+	// (FirstTurn: p = 0, before the first turn, in build's sets; k = 1,
+	// after it, in replay probe sets); a rollout without a probe there is
+	// left out. FailF1 is the F1 of the impossible class over all probes.
 	F1All           Num `json:"f1_all"`
 	F1First         Num `json:"f1_first"`
 	FirstTurnProbes int `json:"first_turn_probes"`
@@ -92,7 +93,7 @@ type Metrics struct {
 
 // Compute scores the table. rows is not modified.
 func Compute(rows []Scored) Metrics {
-	m := headline(rows)
+	m := headline(rows, FirstTurn(rows))
 	var valid int
 	for _, r := range rows {
 		if r.Missing {
@@ -134,8 +135,9 @@ func rollouts(rows []Scored, e EarlyStop) (success, turns Num) {
 	return success, Num(float64(sum) / float64(len(seen)))
 }
 
-// headline computes the probe-level metrics, the ones Bootstrap resamples.
-func headline(rows []Scored) Metrics {
+// headline computes the probe-level metrics, the ones Bootstrap resamples;
+// first is the first-turn position (FirstTurn of the whole table).
+func headline(rows []Scored, first int64) Metrics {
 	m := Metrics{Probes: len(rows)}
 	m.Confusion = ConfusionOf(rows)
 	m.TruePossible = m.Confusion.Possible.Total()
@@ -146,28 +148,36 @@ func headline(rows []Scored) Metrics {
 	m.PrecisionImpossible = m.Confusion.PrecisionImpossible()
 	m.F1All = m.Confusion.MacroF1()
 	m.FailF1 = m.Confusion.F1Impossible()
-	first := firstTurn(rows)
-	m.FirstTurnProbes = len(first)
-	m.F1First = ConfusionOf(first).MacroF1()
+	at := probesAt(rows, first)
+	m.FirstTurnProbes = len(at)
+	m.F1First = ConfusionOf(at).MacroF1()
 	m.setIntervals(rows)
 	m.Reward, m.Score = means(rows)
 	return m
 }
 
-// firstTurn returns each trajectory's first probes: those with the
-// trajectory's smallest probe_after_turn (p = 0 in build's probe sets,
-// k = 1 in replay sets, where the first turn is never probed before it is
-// played). Duplicated rows of a first probe are all kept.
-func firstTurn(rows []Scored) []Scored {
-	first := map[string]int64{}
-	for _, r := range rows {
-		if p, ok := first[r.TrajectoryID]; !ok || r.ProbeAfterTurn < p {
-			first[r.TrajectoryID] = r.ProbeAfterTurn
-		}
+// FirstTurn is the first-turn position of a table, the smallest
+// probe_after_turn in it: 0 in build's sets, whose first probe of every
+// rollout comes before its first turn (the paper's first-turn estimate "at
+// task start"), 1 in replay probe sets, which probe after each
+// non-terminal prefix and so first after turn 1. It is 0 for no rows.
+func FirstTurn(rows []Scored) int64 {
+	if len(rows) == 0 {
+		return 0
 	}
+	first := rows[0].ProbeAfterTurn
+	for _, r := range rows {
+		first = min(first, r.ProbeAfterTurn)
+	}
+	return first
+}
+
+// probesAt returns the rows probed after p turns (duplicated rows
+// included).
+func probesAt(rows []Scored, p int64) []Scored {
 	var out []Scored
 	for _, r := range rows {
-		if r.ProbeAfterTurn == first[r.TrajectoryID] {
+		if r.ProbeAfterTurn == p {
 			out = append(out, r)
 		}
 	}

@@ -258,8 +258,9 @@ func TestComputeMalformed(t *testing.T) {
 	}
 }
 
-// TestFirstTurn pins which probes F1@1 scores: each trajectory's probes
-// with its smallest probe_after_turn.
+// TestFirstTurn pins which probes F1@1 scores: the probes at the set's
+// first position (p = 0 in build's sets, k = 1 in replay sets); a rollout
+// without a probe there is left out, not scored at a later probe.
 func TestFirstTurn(t *testing.T) {
 	probe := func(traj string, p int64) Scored {
 		return Scored{CustomID: fmt.Sprintf("%s%d", traj, p), TrajectoryID: traj, ProbeAfterTurn: p}
@@ -271,15 +272,16 @@ func TestFirstTurn(t *testing.T) {
 	}{
 		{"build: p = 0", []Scored{probe("a", 0), probe("a", 1), probe("b", 1), probe("b", 0)}, []string{"a0", "b0"}},
 		{"replay: k = 1", []Scored{probe("a", 1), probe("a", 2), probe("b", 1), probe("a", 3)}, []string{"a1", "b1"}},
-		// SWE-bench subsampling keeps some prefixes only; duplicated rows of a
+		// SWE-bench subsampling keeps some prefixes only: e's first probe,
+		// after turn 10, is not a first-turn probe; duplicated rows of a
 		// first probe all count.
-		{"subsampled", []Scored{probe("c", 5), probe("c", 3), probe("d", 2), probe("c", 4), probe("c", 3)}, []string{"c3", "d2", "c3"}},
+		{"subsampled", []Scored{probe("c", 5), probe("c", 1), probe("d", 2), probe("e", 10), probe("c", 1), probe("d", 1)}, []string{"c1", "c1", "d1"}},
 		{"empty", nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, r := range firstTurn(tt.rows) {
+			for _, r := range probesAt(tt.rows, FirstTurn(tt.rows)) {
 				got = append(got, r.CustomID)
 			}
 			if d := cmp.Diff(tt.want, got); d != "" {
