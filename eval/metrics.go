@@ -58,6 +58,13 @@ type Metrics struct {
 	// truly possible and truly impossible probes (at most 1.8 and 0.2).
 	RewardPossible   Num `json:"reward_possible"`
 	RewardImpossible Num `json:"reward_impossible"`
+	// ScoreIntervals and ScoreCovered are the mean paper score S over the
+	// Intervals probes (at most Coverage) and over the Covered ones (the
+	// mean tightness of covering intervals). Score, over all truly possible
+	// probes, cannot exceed HitRate (S ≤ coverage); these two can, as the
+	// Reward of the paper's overall table does (see WriteCompare).
+	ScoreIntervals Num `json:"score_intervals"`
+	ScoreCovered   Num `json:"score_covered"`
 
 	// Optimistic and Conservative count interval misses on possible probes
 	// with the midpoint below and above r; the shares are over all misses.
@@ -192,20 +199,25 @@ type intervalStats struct {
 	coverage, p50, p90 Num
 	mean               Num
 	mre                []float64
+	// mean S over the intervals and over the covered ones
+	scoreIntervals, scoreCovered Num
 }
 
 func intervalsOf(rows []Scored) intervalStats {
 	var s intervalStats
+	var sum, sumCovered float64
 	for _, r := range rows {
 		if !r.Possible || !r.WellFormed() {
 			continue
 		}
 		s.intervals++
+		sum += r.Score
 		if mre := r.MidRelErr(); !math.IsNaN(mre) {
 			s.mre = append(s.mre, mre)
 		}
 		if r.AllCovered() {
 			s.covered++
+			sumCovered += r.Score
 			continue
 		}
 		s.misses++
@@ -217,6 +229,13 @@ func intervalsOf(rows []Scored) intervalStats {
 		}
 	}
 	s.coverage = ratio(s.covered, s.intervals)
+	s.scoreIntervals, s.scoreCovered = NaN, NaN
+	if s.intervals > 0 {
+		s.scoreIntervals = Num(sum / float64(s.intervals))
+	}
+	if s.covered > 0 {
+		s.scoreCovered = Num(sumCovered / float64(s.covered))
+	}
 	s.p50 = Num(PercentileLinear(s.mre, 50))
 	s.p90 = Num(PercentileLinear(s.mre, 90))
 	s.mean = mean(s.mre)
@@ -242,6 +261,7 @@ func (m *Metrics) setIntervals(rows []Scored) {
 	m.HitRate = ratio(s.covered, m.TruePossible)
 	m.MREP50, m.MREP90, m.MREMean, m.MRECount = s.p50, s.p90, s.mean, len(s.mre)
 	m.Misses, m.Optimistic, m.Conservative = s.misses, s.optimistic, s.conservative
+	m.ScoreIntervals, m.ScoreCovered = s.scoreIntervals, s.scoreCovered
 	m.OptimisticShare = ratio(s.optimistic, s.misses)
 	m.ConservativeShare = ratio(s.conservative, s.misses)
 }

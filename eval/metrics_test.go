@@ -95,6 +95,8 @@ func TestCompute(t *testing.T) {
 		Reward:   2.38 / 11, Score: 1.1 / 6,
 		// R on possible: (0.90 + 1.08) / 6; on impossible: (0.2 + 0.2) / 5.
 		RewardPossible: 0.33, RewardImpossible: 0.08,
+		// S of the intervals A0 A1 A3 B1: 0.5 + 0 + 0.6 + 0; A0 and A3 cover.
+		ScoreIntervals: 1.1 / 4, ScoreCovered: 1.1 / 2,
 		Misses: 2, Optimistic: 1, Conservative: 1, OptimisticShare: 0.5, ConservativeShare: 0.5,
 		TaskSuccess: 0.5, MeanTurns: 3.5, // A and B of four succeed; (4+2+5+3)/4 turns
 	}

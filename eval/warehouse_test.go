@@ -71,6 +71,8 @@ func TestComputeWarehouse(t *testing.T) {
 		// + 0 + 1/3) / 5 = 59/180.
 		Reward: 3.15 / 7, Score: 59.0 / 180,
 		RewardPossible: 2.95 / 5, RewardImpossible: 0.1,
+		// S of the intervals W1 W2 Y1 Z1: 5/12 + 5/9 + 0 + 1/3; W1 covers.
+		ScoreIntervals: (5.0/12 + 5.0/9 + 1.0/3) / 4, ScoreCovered: 5.0 / 12,
 		Misses: 3, Optimistic: 1, Conservative: 1, OptimisticShare: 1.0 / 3, ConservativeShare: 1.0 / 3,
 		TaskSuccess: NaN, MeanTurns: 2.75, // no task success on Warehouse probes
 		Dims: []DimMetrics{
