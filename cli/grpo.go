@@ -54,6 +54,7 @@ var grpoTrain = &ucli.Command{
 		&ucli.Float64Flag{Name: "lr", Value: 3e-3, Usage: "GRPO Adam learning rate"},
 		&ucli.Float64Flag{Name: "kl", Value: 0.05, Usage: "KL coefficient (0: no KL term)"},
 		&ucli.Float64Flag{Name: "clip", Value: 0.2, Usage: "surrogate clip ε (0: no clipping)"},
+		&ucli.BoolFlag{Name: "drop-uniform-groups", Usage: "leave groups whose rewards are all equal out of the loss, KL term included (DAPO-style; default: kept with advantage 0, as verl)"},
 		&ucli.IntFlag{Name: "hidden", Value: 64, Usage: "head MLP width"},
 		&ucli.IntFlag{Name: "bins", Value: grpo.DefaultBins, Usage: "log-spaced interval centre bins"},
 		&ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the weights, shuffles and sampling"},
@@ -71,7 +72,8 @@ func grpoConfig(c *ucli.Context) (grpo.Config, error) {
 		Init: c.String("init"), SFTEpochs: c.Int("sft-epochs"), SFTBatch: c.Int("sft-batch"), SFTLR: c.Float64("sft-lr"),
 		Epochs: c.Int("epochs"), Batch: c.Int("batch"), Group: c.Int("group"), Updates: c.Int("updates"),
 		LR: c.Float64("lr"), KL: grpo.Float(c.Float64("kl")), Clip: grpo.Float(c.Float64("clip")), Hidden: c.Int("hidden"),
-		Space: grpo.Space{Bins: c.Int("bins")}, Seed: c.Uint64("seed"),
+		DropUniformGroups: c.Bool("drop-uniform-groups"),
+		Space:             grpo.Space{Bins: c.Int("bins")}, Seed: c.Uint64("seed"),
 	}
 	return cfg, errors.Join(flagErrors(cfg.Validate(), grpoFlags), encoderFlagErrors(c))
 }

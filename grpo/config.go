@@ -29,11 +29,15 @@ type Config struct {
 	LR      float64 `json:"lr"` // GRPO Adam learning rate; 0 means 3e-3
 	// KL is the KL coefficient β and Clip the surrogate clip ε; nil means
 	// 0.05 and 0.2, and a zero turns the term or the clipping off.
-	KL     *float64 `json:"kl"`
-	Clip   *float64 `json:"clip"`
-	Hidden int      `json:"hidden"` // MLP width; 0 means 64
-	Space  Space    `json:"space"`  // action space; zero means the default
-	Seed   uint64   `json:"seed"`   // seeds the weights, shuffles and sampling
+	KL   *float64 `json:"kl"`
+	Clip *float64 `json:"clip"`
+	// DropUniformGroups leaves the groups whose rewards are all equal out
+	// of the objective, KL term included (DAPO-style filtering); false,
+	// verl's GRPO, keeps them with advantage 0.
+	DropUniformGroups bool   `json:"drop_uniform_groups,omitempty"`
+	Hidden            int    `json:"hidden"` // MLP width; 0 means 64
+	Space             Space  `json:"space"`  // action space; zero means the default
+	Seed              uint64 `json:"seed"`   // seeds the weights, shuffles and sampling
 }
 
 // Float returns a pointer to v, for the Config fields where nil means the
