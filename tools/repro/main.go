@@ -75,7 +75,7 @@ func run(ctx context.Context, model, out string, sftEpochs, epochs int, seed uin
 	if err != nil {
 		return err
 	}
-	base := grpo.Config{SFTEpochs: sftEpochs, Epochs: epochs, Seed: seed}
+	base := grpo.Config{SFTEpochs: grpo.Int(sftEpochs), Epochs: grpo.Int(epochs), Seed: seed}
 	with := func(init string, kl float64) grpo.Config {
 		c := base
 		c.Init, c.KL = init, grpo.Float(kl)
