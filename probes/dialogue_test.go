@@ -39,7 +39,9 @@ func TestBagenV1DialogueReplay(t *testing.T) {
 			success: true, // a kept turn succeeded; rollout_success is false
 		},
 		{
-			msgs:    []string{"Find the capital.", "<search>capital of France</search>", "<information>Paris is the capital.</information>", "<answer>Paris</answer>"},
+			// The first kept turn's own system message comes first, as
+			// the env's source_system.
+			msgs:    []string{"sys", "Find the capital.", "<search>capital of France</search>", "<information>Paris is the capital.</information>", "<answer>Paris</answer>"},
 			turns:   []TurnTokens{{In: 200, Out: 20}, {In: 26, Out: 8}},
 			success: true,
 		},
@@ -146,7 +148,7 @@ func FuzzBagenV1Decode(f *testing.F) {
 			return
 		}
 		for i, a := range tr.API {
-			if a.Output != Unrecorded && (a.Reasoning < 0 || a.Reasoning > a.Output) {
+			if a.Output != Unrecorded && a.Reasoning != nil && (*a.Reasoning < 0 || *a.Reasoning > a.Output) {
 				t.Fatalf("API[%d] = %+v", i, a)
 			}
 		}

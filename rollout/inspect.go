@@ -288,7 +288,7 @@ func inspectUsage(rec Record, field string, u wireInspectUsage, excludesCache bo
 	if write, err = wholeOr0(rec, field+".input_tokens_cache_write", u.CacheWrite); err != nil {
 		return a, err
 	}
-	if a.Reasoning, err = wholeOr0(rec, field+".reasoning_tokens", u.ReasoningTokens); err != nil {
+	if a.Reasoning, err = optionalWhole(rec, field+".reasoning_tokens", u.ReasoningTokens); err != nil {
 		return a, err
 	}
 	if excludesCache && a.Input != Unrecorded {
