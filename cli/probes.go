@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strconv"
 
@@ -169,18 +170,22 @@ type probeSummary struct {
 	possible, impossible   int
 	setting                string // budget or challenge description
 	inputs                 map[probes.InputSource]int
+	bases                  map[probes.Basis]int // turns by where their input comes from
 	unreachable, reachable int
 	feasible               int // rollouts feasible under their budget or challenge
 }
 
 // probeRows builds the probes of a family and renders them as eval rows.
 func probeRows(rs []probes.Replay, cfg probesConfig) ([]dataset.RLRow, probeSummary, error) {
-	sum := probeSummary{task: cfg.task.Name, compat: cfg.compat.Name, rollouts: len(rs), inputs: map[probes.InputSource]int{}}
+	sum := probeSummary{task: cfg.task.Name, compat: cfg.compat.Name, rollouts: len(rs), inputs: map[probes.InputSource]int{}, bases: map[probes.Basis]int{}}
 	for _, r := range rs {
 		if r.Traj.Success {
 			sum.succeeded++
 		}
 		sum.inputs[r.Inputs]++
+		for b, n := range r.Acc.Bases() {
+			sum.bases[probes.Basis(b)] += n
+		}
 	}
 	var bench []probes.Bench
 	if cfg.read.Ledger {
@@ -238,6 +243,25 @@ func budgetSetting(b probes.Budget, budgets []int64) string {
 	return "budget per rollout (first: " + strconv.FormatInt(budgets[0], 10) + " tokens)"
 }
 
+// printBases says how many turns did not take their input from the log's
+// numbers, and why; nothing when every turn did.
+func (s probeSummary) printBases(w io.Writer) {
+	b := s.bases
+	if est := b[probes.BasisEstimated]; est > 0 {
+		fmt.Fprintf(w, "\n%d turn(s) after an output with hidden reasoning the log does not record (the next request grew by less than it): its visible part estimated as the tokenizer's count of the replayed text", est)
+	}
+	if cut := b[probes.BasisHistoryCut]; cut > 0 && s.compat != "" {
+		fmt.Fprintf(w, "\n%d turn(s) with a cut history (the request grew by less than the previous visible output): input 0, as the authors' env clamps it", cut)
+		b = maps.Clone(b)
+		b[probes.BasisHistoryCut] = 0
+	}
+	fell := b[probes.BasisNoUsage] + b[probes.BasisAfterGap] + b[probes.BasisHistoryCut]
+	if fell > 0 {
+		fmt.Fprintf(w, "\n%d turn(s) fell back to message counts: %d without usage, %d after a turn without usage, %d with a cut history (the request grew by less than the previous visible output)",
+			fell, b[probes.BasisNoUsage], b[probes.BasisAfterGap], b[probes.BasisHistoryCut])
+	}
+}
+
 func (s probeSummary) print(w io.Writer, out string) {
 	fmt.Fprintf(w, "%s: %d rollouts (%d succeeded, %d feasible); %s", s.task, s.rollouts, s.succeeded, s.feasible, s.setting)
 	if s.compat != "" {
@@ -248,6 +272,7 @@ func (s probeSummary) print(w io.Writer, out string) {
 	} else {
 		fmt.Fprintf(w, "; input tokens from messages %d, api %d, api-deltas %d",
 			s.inputs[probes.InputMessages], s.inputs[probes.InputAPI], s.inputs[probes.InputAPIDeltas])
+		s.printBases(w)
 	}
 	fmt.Fprintf(w, "\n%d candidate prefixes, %d probes (%d possible, %d impossible) -> %s\n",
 		s.candidates, s.possible+s.impossible, s.possible, s.impossible, out)

@@ -375,3 +375,25 @@ func TestProbesPromptFiles(t *testing.T) {
 		t.Errorf("missing probe prompt file: got %v", err)
 	}
 }
+
+// TestProbesSummaryNamesFallbacks: the summary counts the turns whose
+// input is not the log's number and says why — here one estimated after
+// unrecorded hidden reasoning (mini-hidden), one without usage and the
+// one after it (openhands-no-usage), and one cut history (the ATIF run's
+// last request is smaller than the one before).
+func TestProbesSummaryNamesFallbacks(t *testing.T) {
+	edits := "../rollout/testdata/edits/"
+	out := filepath.Join(t.TempDir(), "p.parquet")
+	stdout, err := run(t, "probes", "--task", "swebench", "-i", edits+"mini-hidden", "-i", edits+"openhands-no-usage",
+		"-i", "../rollout/testdata/harbor", "--budget", "5000", "--tokenizer", tokenizerPath(t), "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "swebench: 4 rollouts (1 succeeded, 1 feasible); budget 5000 tokens; input tokens from messages 0, api 0, api-deltas 4\n" +
+		"1 turn(s) after an output with hidden reasoning the log does not record (the next request grew by less than it): its visible part estimated as the tokenizer's count of the replayed text\n" +
+		"3 turn(s) fell back to message counts: 1 without usage, 1 after a turn without usage, 1 with a cut history (the request grew by less than the previous visible output)\n" +
+		"5 candidate prefixes, 5 probes (2 possible, 3 impossible) -> " + out + "\n"
+	if stdout != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", stdout, want)
+	}
+}
