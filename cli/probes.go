@@ -177,16 +177,7 @@ type probeSummary struct {
 
 // probeRows builds the probes of a family and renders them as eval rows.
 func probeRows(rs []probes.Replay, cfg probesConfig) ([]dataset.RLRow, probeSummary, error) {
-	sum := probeSummary{task: cfg.task.Name, compat: cfg.compat.Name, rollouts: len(rs), inputs: map[probes.InputSource]int{}, bases: map[probes.Basis]int{}}
-	for _, r := range rs {
-		if r.Traj.Success {
-			sum.succeeded++
-		}
-		sum.inputs[r.Inputs]++
-		for b, n := range r.Acc.Bases() {
-			sum.bases[probes.Basis(b)] += n
-		}
-	}
+	sum := probeSummary{task: cfg.task.Name, compat: cfg.compat.Name}
 	var bench []probes.Bench
 	if cfg.read.Ledger {
 		chs, err := probes.Challenges(probes.ChallengeInputs(rs), cfg.preset, cfg.sampling.Seed)
@@ -210,6 +201,12 @@ func probeRows(rs []probes.Replay, cfg probesConfig) ([]dataset.RLRow, probeSumm
 		if err != nil {
 			return nil, sum, err
 		}
+		if rs, budgets, err = cfg.compat.CutOverLimit(rs, budgets, cfg.read); err != nil {
+			return nil, sum, err
+		}
+		if len(rs) == 0 {
+			return nil, sum, errors.New("no rollouts left: every turn of every rollout is past its budget (--compat " + cfg.compat.Name + " drops over-limit terminal turns)")
+		}
 		sum.setting = budgetSetting(cfg.budget, budgets)
 		for i, r := range rs {
 			if r.Traj.Success && r.Total() <= budgets[i] {
@@ -218,6 +215,7 @@ func probeRows(rs []probes.Replay, cfg probesConfig) ([]dataset.RLRow, probeSumm
 		}
 		bench, sum.candidates = probes.TokenBench(rs, cfg.task, budgets, cfg.sampling)
 	}
+	sum.count(rs)
 	ids := make([]string, len(rs))
 	for i, r := range rs {
 		ids[i] = r.Traj.ID
@@ -231,6 +229,20 @@ func probeRows(rs []probes.Replay, cfg probesConfig) ([]dataset.RLRow, probeSumm
 		}
 	}
 	return rows, sum, nil
+}
+
+// count adds what the summary says of the rollouts probed.
+func (s *probeSummary) count(rs []probes.Replay) {
+	s.rollouts, s.inputs, s.bases = len(rs), map[probes.InputSource]int{}, map[probes.Basis]int{}
+	for _, r := range rs {
+		if r.Traj.Success {
+			s.succeeded++
+		}
+		s.inputs[r.Inputs]++
+		for b, n := range r.Acc.Bases() {
+			s.bases[probes.Basis(b)] += n
+		}
+	}
 }
 
 func budgetSetting(b probes.Budget, budgets []int64) string {

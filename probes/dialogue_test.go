@@ -163,3 +163,33 @@ func FuzzBagenV1Decode(f *testing.F) {
 		}
 	})
 }
+
+// TestOverLimit pins _is_implicit_context_token_truncated_turn: only a
+// turn past the limit that did not succeed, has assistant text and
+// records that it executed no action.
+func TestOverLimit(t *testing.T) {
+	base := rollout.DialogueTurn{Parsed: "a", Input: 4200, Output: 118, APITotal: 4318, Total: Unrecorded,
+		InputTokens: Unrecorded, OutputTokens: Unrecorded, ActualToken: Unrecorded, NoActions: true}
+	tests := []struct {
+		name  string
+		edit  func(d *rollout.DialogueTurn)
+		limit int64
+		want  bool
+	}{
+		{"past the limit", func(*rollout.DialogueTurn) {}, 3500, true},
+		{"at the limit", func(*rollout.DialogueTurn) {}, 4318, false},
+		{"no limit known", func(*rollout.DialogueTurn) {}, 0, false},
+		{"succeeded", func(d *rollout.DialogueTurn) { d.Success = true }, 3500, false},
+		{"no assistant text", func(d *rollout.DialogueTurn) { d.Parsed = " " }, 3500, false},
+		{"actions executed or not recorded", func(d *rollout.DialogueTurn) { d.NoActions = false }, 3500, false},
+		{"total from input and output", func(d *rollout.DialogueTurn) { d.APITotal = Unrecorded }, 4317, true},
+		{"total_tokens before the sum", func(d *rollout.DialogueTurn) { d.APITotal, d.Total = Unrecorded, 100 }, 3500, false},
+	}
+	for _, tt := range tests {
+		d := base
+		tt.edit(&d)
+		if got := overLimit(d, tt.limit); got != tt.want {
+			t.Errorf("%s: overLimit = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
