@@ -45,8 +45,8 @@ or
 // WarehouseProbe is the truth of one challenge-conditioned Warehouse probe
 // after turn After.
 type WarehouseProbe struct {
-	After     int
-	Current   Step  // usage and cash after turn After
+	After   int
+	Current Step // usage and cash after turn After
 	// Remaining is the realized total − Current, per dimension, in the
 	// log's cents; with a Whole challenge (the bagen-v1 preset) the
 	// difference of the two rounded to whole units, at least 0, as the
