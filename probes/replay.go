@@ -21,34 +21,34 @@
 // there is nothing left to predict after it.
 //
 // Usage accounting. The usage shown per turn excludes the replayed history:
-// in_k is what turn k added to the context, out_k what the model generated.
-// Where the counts come from (Replay.Inputs):
+// in_k is what turn k added to the context, out_k what the model generated
+// (the recorded output, hidden reasoning and retried calls included, else
+// the assistant message's count). The log's own numbers decide in_k
+// wherever they can (Replay.Inputs says what they measure, Acc.Basis where
+// each turn's count comes from):
 //
-//   - InputAPIDeltas: every turn records per_turn_api_tokens[k].input and
-//     those per-request counts include the history: the log says so
-//     (Trajectory.Inputs = InputsRequest), or, when it does not
-//     (InputsUnknown), input_k ≥ input_{k−1} + vis_{k−1} holds for at least
-//     half of the T−1 turns k ≥ 1 (HistoryIncluded). They are converted to
-//     per-turn deltas: in_0 = input_0 and
-//     in_k = input_k − input_{k−1} − vis_{k−1}. Where the difference is
-//     negative (the harness dropped history that turn), in_k falls back to
-//     the count of the turn's user message.
-//   - InputAPI: every turn records its input, but the counts do not include
-//     the history (InputsTurn, or the vote says so); they are used as they
-//     are.
+//   - InputAPIDeltas: the per-request inputs include the history: the log
+//     says so (Trajectory.Inputs = InputsRequest), or, when it does not
+//     (InputsUnknown), input_k ≥ the last recorded input + a lower bound of
+//     vis_{k−1} holds for at least half of the turns compared
+//     (HistoryIncluded). in_0 = input_0 and
+//     in_k = input_k − input_{k−1} − vis_{k−1}, vis_{k−1} being the output
+//     less its recorded reasoning (a recorded 0 included), else the whole
+//     output (BasisLog). Only where the request grew by less than an output
+//     whose reasoning the log does not record — proof of hidden reasoning —
+//     is vis_{k−1} estimated, as the count of the replayed assistant text,
+//     at most the growth (BasisEstimated).
+//   - InputAPI: the inputs do not include the history (InputsTurn, or the
+//     vote says so); they are used as recorded.
+//   - InputMessages: no turn records its input; in_k is the user message's
+//     count (recorded, else the tokenizer's, reward annotation removed), as
+//     in build.
 //
-// vis_k is turn k's visible output, what the next request's history
-// replays: output − reasoning where the log records the reasoning count,
-// else the count of the replayed assistant text when it is shorter than
-// the recorded output (which then held hidden reasoning), else the output.
-// Comparing against the whole output instead would miss cumulative inputs
-// of reasoning models and show the whole context as one turn's input (the
-// authors' token_estimation env makes the same correction).
-//   - InputMessages: otherwise, in_k is the user message's count (recorded,
-//     else the tokenizer's, reward annotation removed), as in build.
-//
-// out_k is the recorded API output when there is one (it includes hidden
-// reasoning), else the assistant message's count.
+// With the API sources a turn falls back to its user message's count on
+// its own: when it records no input (BasisNoUsage; the first turn adds the
+// log's system message), when the turn before it records no input or
+// output (BasisAfterGap), and when its request grew by less than the
+// previous visible output (BasisHistoryCut: the harness dropped history).
 //
 // The system prompt counts, as in build: with InputMessages, sys is the
 // task preset's system prompt count and is part of every tokens_used; with
