@@ -52,8 +52,12 @@ func bagenV1Dialogue(t Trajectory, limit int64) Trajectory {
 		}
 		v.Success = v.Success || d.Success
 		api := APITokens{Input: firstCount(d.Input, d.InputTokens), Output: firstCount(d.Output, d.OutputTokens, d.ActualToken), Reasoning: d.Reasoning}
-		if api.Output != Unrecorded && api.Reasoning == nil {
+		switch {
+		case api.Output == Unrecorded:
+		case api.Reasoning == nil:
 			api.Reasoning = rollout.Tokens(api.Output - visibleByWords(api.Output, d))
+		case *api.Reasoning > api.Output: // an output from output_tokens or actual_token
+			api.Reasoning = rollout.Tokens(api.Output) // their max(0, output − reasoning)
 		}
 		v.Messages = append(v.Messages,
 			Message{Role: "user", Content: user, Tokens: Unrecorded},

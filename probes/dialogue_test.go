@@ -141,6 +141,7 @@ func FuzzBagenV1Decode(f *testing.F) {
 	f.Add([]byte(`{"turns":[{"turn_idx":1,"user_prompt":"u","raw_response":"a b c","parsed_response":"a","api_input_tokens":9,"api_output_tokens":5},{"turn_idx":0,"user_prompt":"v","raw_response":"r","api_input_tokens":4,"api_output_tokens":2}],"rollout_success":true}`), true)
 	f.Add([]byte(`{"turns":[{"user_prompt":"u","raw_response":"r","info":{"context_token_truncated":1}}]}`), true)
 	f.Add([]byte(`{"custom_id":"t","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}],"metadata":{"x/success":"1","y/success":0}}`), false)
+	f.Add([]byte(`{"turns":[{"messages":[{"role":"system","content":"s"}],"user_prompt":"u","parsed_response":"p","output_tokens":3,"api_interactions":[{"usage":{"raw":{"output_tokens_details":{"reasoning_tokens":40}}}},7],"api_total_tokens":90,"actions":[]},{"user_prompt":"v","parsed_response":"q","api_input_tokens":50,"api_output_tokens":5}]}`), true)
 	f.Fuzz(func(t *testing.T, data []byte, dialogue bool) {
 		rec := Record{Pos: Position{File: "f", Line: 1, Index: -1}, Data: data, Format: map[bool]*rollout.Format{true: rollout.Dialogue, false: rollout.Rollout}[dialogue]}
 		tr, err := BagenV1Compat.Decode(rec)
@@ -156,9 +157,15 @@ func FuzzBagenV1Decode(f *testing.F) {
 		if err != nil {
 			return // a count past MaxTokens
 		}
-		for _, tt := range r.Acc.Turns {
-			if tt.In < 0 || tt.Out < 0 {
-				t.Fatalf("negative count in %+v", r.Acc.Turns)
+		rs, _, err := BagenV1Compat.CutOverLimit([]Replay{r}, []int64{60}, ReplayOptions{Counter: words{}, System: "sys"})
+		if err != nil {
+			return
+		}
+		for _, r := range append(rs, r) {
+			for _, tt := range r.Acc.Turns {
+				if tt.In < 0 || tt.Out < 0 {
+					t.Fatalf("negative count in %+v", r.Acc.Turns)
+				}
 			}
 		}
 	})
