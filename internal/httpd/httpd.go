@@ -44,9 +44,18 @@ type ProtocolError struct {
 
 func (e *ProtocolError) Error() string { return e.Text }
 
-// DefaultDrainTimeout is Server.DrainTimeout's default: under Kubernetes'
-// default 30s termination grace period.
-const DefaultDrainTimeout = 25 * time.Second
+// Defaults the servers' configs share.
+const (
+	DefaultMaxHeaderBytes    = 64 << 10
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultTimeout           = 2 * time.Minute // reading a request, writing a response, an idle connection
+	// DefaultDrainTimeout is Server.DrainTimeout's default: under
+	// Kubernetes' default 30s termination grace period.
+	DefaultDrainTimeout = 25 * time.Second
+	// DefaultDrainGrace is the commands' --drain-grace: long enough for a
+	// load balancer polling /healthz every second or two to notice.
+	DefaultDrainGrace = 5 * time.Second
+)
 
 // Server serves one handler on a listener and drains it when its context
 // is cancelled (see drain.go). Its fields are set before Serve and not

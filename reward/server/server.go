@@ -65,13 +65,13 @@ type Config struct {
 // Defaults for zero Config fields, and the command's drain grace.
 const (
 	DefaultMaxBody           = 64 << 20
-	DefaultMaxHeaderBytes    = 64 << 10
-	DefaultReadHeaderTimeout = 10 * time.Second
-	DefaultTimeout           = 2 * time.Minute
+	DefaultMaxHeaderBytes    = httpd.DefaultMaxHeaderBytes
+	DefaultReadHeaderTimeout = httpd.DefaultReadHeaderTimeout
+	DefaultTimeout           = httpd.DefaultTimeout
 	DefaultDrainTimeout      = httpd.DefaultDrainTimeout
 	// DefaultDrainGrace is `reward serve`'s --drain-grace: long enough for
 	// a load balancer polling /healthz every second or two to notice.
-	DefaultDrainGrace = 5 * time.Second
+	DefaultDrainGrace = httpd.DefaultDrainGrace
 )
 
 // Validate reports every bad field of c, as New and Serve would.
