@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -257,4 +260,38 @@ func (d Dist) Tempered(t float64) Dist {
 	out := Dist{Centre: scale(d.Centre), Width: scale(d.Width)}
 	copy(out.Kind[:], scale(d.Kind[:]))
 	return out
+}
+
+// RunName is the name of the run a checkpoint path belongs to (a run's
+// output directory, one of its checkpoints, or a state.gob in one): the
+// name in its eval.json, else the output directory's name.
+func RunName(path string) string {
+	dir := filepath.Clean(path)
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	if filepath.Base(filepath.Dir(dir)) == CheckpointDir {
+		dir = filepath.Dir(filepath.Dir(dir))
+	}
+	var run struct {
+		Name string `json:"name"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, EvalFile)); err == nil && json.Unmarshal(b, &run) == nil && run.Name != "" {
+		return run.Name
+	}
+	return filepath.Base(dir)
+}
+
+// CheckpointTime is when the checkpoint at path (as LoadState takes it)
+// was written, or the zero time when it cannot tell.
+func CheckpointTime(path string) time.Time {
+	file, err := stateFile(path)
+	if err != nil {
+		return time.Time{}
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
 }
