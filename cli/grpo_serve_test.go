@@ -315,7 +315,9 @@ func checkStreamAndSampling(t *testing.T, base, file string) {
 	}
 
 	content := func(body string) string {
-		var r struct{ Choices []struct{ Message struct{ Content string } } }
+		var r struct {
+			Choices []struct{ Message struct{ Content string } }
+		}
 		if err := json.Unmarshal([]byte(body), &r); err != nil || len(r.Choices) != 1 {
 			t.Fatalf("%s: %v", body, err)
 		}
