@@ -20,12 +20,12 @@ import (
 // over a frozen LLM served by Ollama.
 var GRPO = &ucli.Command{
 	Name:  "grpo",
-	Usage: "train a small policy head over a frozen Ollama model with SFT and GRPO, and evaluate it",
+	Usage: "train a small policy head over a frozen Ollama model with SFT and GRPO, evaluate it and serve it",
 	Description: `A laptop-scale reproduction of the paper's estimation training: the data
 files of build, the rule reward, GRPO (group advantages, clipped surrogate,
 k3 KL to the reference head), but the policy is a small MLP on the
 embeddings of a frozen model served by Ollama ($OLLAMA_HOST).`,
-	Subcommands: []*ucli.Command{grpoTrain, grpoEval},
+	Subcommands: []*ucli.Command{grpoTrain, grpoEval, grpoServe},
 }
 
 var (
