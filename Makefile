@@ -33,7 +33,7 @@ test: tokenizer duckdb chromium
 	@$(MAKE) --no-print-directory ollama || echo "make test: Ollama could not be built here; the tests that need a real Ollama will skip"
 	@$(MAKE) --no-print-directory agents || echo "make test: the agent CLIs could not be installed here; the tests that run them will skip"
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 45m ./...
 
 ## tokenizer: fetch Qwen's tokenizer.json into $(CACHE)
 tokenizer: $(TOKENIZER)
@@ -95,15 +95,17 @@ ollama:
 	fi
 
 ## repro: the appendix's SFT/RL sweep (Zero RL, SFT, SFT→GRPO KL 0.05 / 0.1)
-## on the Sokoban fixtures with the local GRPO head. REPRO_MODEL=tiny serves
-## the tiny test model on a private server; REPRO_MODEL=qwen2.5:7b-instruct
-## uses the Ollama at $OLLAMA_HOST and is the reproduction.
+## on the Sokoban fixtures with the local GRPO head, once per seed
+## (REPRO_SEEDS, 5): mean and 95% t-interval over seeds per metric beside the
+## paper's row. REPRO_MODEL=tiny serves the tiny test model on a private
+## server; REPRO_MODEL=qwen2.5:7b-instruct uses the Ollama at $OLLAMA_HOST.
 REPRO_MODEL ?= tiny
 REPRO_OUT   ?= out/repro
+REPRO_SEEDS ?= 5
 
 .PHONY: repro
 repro: tokenizer ollama
-	$(GO) run ./tools/repro -model $(REPRO_MODEL) -out $(REPRO_OUT)
+	$(GO) run ./tools/repro -model $(REPRO_MODEL) -out $(REPRO_OUT) -seeds $(REPRO_SEEDS)
 
 # ---- chromium: headless browser for the eval report test --------------------
 # eval/report's test opens the HTML report in headless Chromium and checks the

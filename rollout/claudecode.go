@@ -282,7 +282,7 @@ func claudeUsage(line Record, field string, raw json.RawMessage) (APITokens, err
 		return a, err
 	}
 	if u.Details != nil {
-		if a.Reasoning, err = wholeOr0(line, field+".output_tokens_details.thinking_tokens", u.Details.Thinking); err != nil {
+		if a.Reasoning, err = optionalWhole(line, field+".output_tokens_details.thinking_tokens", u.Details.Thinking); err != nil {
 			return a, err
 		}
 	}

@@ -272,7 +272,7 @@ func codexUsage(line Record, field string, raw json.RawMessage) (APITokens, erro
 	if a.Cached, err = wholeOr0(line, field+".cached_input_tokens", u.Cached); err != nil {
 		return a, err
 	}
-	if a.Reasoning, err = wholeOr0(line, field+".reasoning_output_tokens", u.Reasoning); err != nil {
+	if a.Reasoning, err = optionalWhole(line, field+".reasoning_output_tokens", u.Reasoning); err != nil {
 		return a, err
 	}
 	return a, checkBreakdown(line, fmt.Sprintf("%s.", field), a)

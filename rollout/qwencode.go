@@ -215,7 +215,7 @@ func qwenUsage(line Record, field string, raw json.RawMessage) (APITokens, error
 	if a.Cached, err = wholeOr0(line, field+".cachedContentTokenCount", u.Cached); err != nil {
 		return a, err
 	}
-	if a.Reasoning, err = wholeOr0(line, field+".thoughtsTokenCount", u.Thoughts); err != nil {
+	if a.Reasoning, err = optionalWhole(line, field+".thoughtsTokenCount", u.Thoughts); err != nil {
 		return a, err
 	}
 	total, err := whole(line, field+".totalTokenCount", u.Total)
@@ -223,9 +223,9 @@ func qwenUsage(line Record, field string, raw json.RawMessage) (APITokens, error
 		return a, err
 	}
 	// Gemini's API counts the thoughts apart from the candidates.
-	if a.Input != Unrecorded && a.Output != Unrecorded && a.Reasoning > 0 && total != Unrecorded &&
-		a.Input <= total && a.Output <= total && a.Reasoning <= total && total == a.Input+a.Output+a.Reasoning {
-		a.Output += a.Reasoning
+	if r := a.Reasoning; a.Input != Unrecorded && a.Output != Unrecorded && r != nil && *r > 0 && total != Unrecorded &&
+		a.Input <= total && a.Output <= total && *r <= total && total == a.Input+a.Output+*r {
+		a.Output += *r
 	}
 	return a, checkBreakdown(line, field+".", a)
 }

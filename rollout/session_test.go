@@ -59,7 +59,8 @@ func sessionID(a agenttest.Agent, file string) string {
 func apiOf(calls []agenttest.Usage) []APITokens {
 	out := make([]APITokens, len(calls))
 	for i, u := range calls {
-		out[i] = APITokens{Input: int64(u.Input), Output: int64(u.Output), Reasoning: int64(u.Reasoning), Cached: int64(u.Cached)}
+		r := int64(u.Reasoning)
+		out[i] = APITokens{Input: int64(u.Input), Output: int64(u.Output), Reasoning: &r, Cached: int64(u.Cached)}
 	}
 	return out
 }
@@ -352,7 +353,10 @@ type ccusageSession struct {
 // sums adds a trajectory's per-call usage.
 func sums(tr Trajectory) (in, out, cached, reasoning int64) {
 	for _, a := range tr.API {
-		in, out, cached, reasoning = in+a.Input, out+a.Output, cached+a.Cached, reasoning+a.Reasoning
+		in, out, cached = in+a.Input, out+a.Output, cached+a.Cached
+		if a.Reasoning != nil {
+			reasoning += *a.Reasoning
+		}
 	}
 	return
 }

@@ -19,8 +19,9 @@ type canonMessage struct {
 type canonAPI struct {
 	Input     *int64 `json:"input,omitempty"`
 	Output    *int64 `json:"output,omitempty"`
-	Reasoning int64  `json:"reasoning"`
+	Reasoning *int64 `json:"reasoning"` // null: not recorded; 0: recorded as none
 	Cached    int64  `json:"cached"`
+	Retried   *Retry `json:"retried,omitempty"`
 }
 
 type canonMetadata struct {
@@ -59,7 +60,11 @@ func MarshalCanonical(t Trajectory) ([]byte, error) {
 	}
 	if hasUsage(t.API) {
 		for _, a := range t.API {
-			c.API = append(c.API, canonAPI{Input: recorded(a.Input), Output: recorded(a.Output), Reasoning: a.Reasoning, Cached: a.Cached})
+			api := canonAPI{Input: recorded(a.Input), Output: recorded(a.Output), Reasoning: a.Reasoning, Cached: a.Cached}
+			if a.Retried.Calls > 0 {
+				api.Retried = &a.Retried
+			}
+			c.API = append(c.API, api)
 		}
 	}
 	switch t.Inputs {
@@ -99,9 +104,19 @@ type Summary struct {
 	Replaced     int             `json:"replaced_utf8"` // invalid UTF-8 sequences replaced
 	// Turns counts assistant turns (LLM calls); Usage sums the usage
 	// recorded for them, over the turns that record it (UsageTurns).
-	Turns      int       `json:"turns"`
-	UsageTurns int       `json:"usage_turns"`
-	Usage      APITokens `json:"usage"`
+	Turns      int      `json:"turns"`
+	UsageTurns int      `json:"usage_turns"`
+	Usage      UsageSum `json:"usage"`
+}
+
+// UsageSum adds up recorded usage: input and output over the turns that
+// record both, cached and reasoning where recorded (an unrecorded
+// reasoning count adds nothing).
+type UsageSum struct {
+	Input     int64 `json:"input"`
+	Output    int64 `json:"output"`
+	Reasoning int64 `json:"reasoning"`
+	Cached    int64 `json:"cached"`
 }
 
 func newSummary() Summary {
@@ -128,7 +143,9 @@ func (s *Summary) add(rec Record, t Trajectory) {
 		s.UsageTurns++
 		s.Usage.Input += a.Input
 		s.Usage.Output += a.Output
-		s.Usage.Reasoning += a.Reasoning
+		if a.Reasoning != nil {
+			s.Usage.Reasoning += *a.Reasoning
+		}
 		s.Usage.Cached += a.Cached
 	}
 }

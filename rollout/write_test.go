@@ -29,15 +29,18 @@ func TestConvertRoundTrip(t *testing.T) {
 	}
 	wantSum := Summary{Files: 10, Trajectories: 6, Formats: map[string]int{"mini-swe-agent": 3, "atif": 2, "openhands": 1},
 		Outcomes: map[Outcome]int{OutcomeResults: 5, OutcomeNone: 1},
-		Turns:    13, UsageTurns: 13, Usage: APITokens{Input: 30060, Output: 2775, Reasoning: 1588, Cached: 23324}}
+		Turns:    13, UsageTurns: 13, Usage: UsageSum{Input: 30060, Output: 2775, Reasoning: 1588, Cached: 23324}}
 	if diff := cmp.Diff(wantSum, sum); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
 	want := mustReadAll(t, o, "testdata/mini1", "testdata/mini2", "testdata/harbor", "testdata/openhands/trajectory.json")
-	var direct APITokens
+	var direct UsageSum
 	for _, tr := range want {
 		for _, a := range tr.API {
-			direct.Input, direct.Output, direct.Reasoning, direct.Cached = direct.Input+a.Input, direct.Output+a.Output, direct.Reasoning+a.Reasoning, direct.Cached+a.Cached
+			direct.Input, direct.Output, direct.Cached = direct.Input+a.Input, direct.Output+a.Output, direct.Cached+a.Cached
+			if a.Reasoning != nil {
+				direct.Reasoning += *a.Reasoning
+			}
 		}
 	}
 	if direct != sum.Usage {
@@ -108,5 +111,28 @@ func TestConvertPrefixIDs(t *testing.T) {
 	}
 	if want := []string{"a:x", "b:x"}; !cmp.Equal(ids, want) {
 		t.Errorf("ids %q, want %q", ids, want)
+	}
+}
+
+// TestCanonicalReasoningNullAndZero: an unrecorded reasoning count is
+// written null and a recorded 0 as 0, and each reads back as it was; a
+// retried call's usage is written and read back too.
+func TestCanonicalReasoningNullAndZero(t *testing.T) {
+	tr := Trajectory{ID: "r", Outcome: OutcomeNone, Messages: []Message{user("u"), assistant("a"), user("v"), assistant("b")},
+		API: []APITokens{{Input: 10, Output: 5}, {Input: 20, Output: 6, Reasoning: Tokens(0), Retried: Retry{Calls: 2, Output: 9}}}, Inputs: InputsRequest}
+	line, err := MarshalCanonical(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"per_turn_api_tokens":[{"input":10,"output":5,"reasoning":null,"cached":0},{"input":20,"output":6,"reasoning":0,"cached":0,"retried":{"calls":2,"output":9}}]`
+	if !strings.Contains(string(line), want) {
+		t.Errorf("canonical line %s\nwant it to contain %s", line, want)
+	}
+	got, err := Decode(Record{Pos: Position{File: "c.jsonl", Line: 1, Index: -1}, Data: line})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(tr.API, got.API); diff != "" {
+		t.Errorf("read back (-want +got):\n%s", diff)
 	}
 }
