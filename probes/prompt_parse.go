@@ -99,7 +99,7 @@ type probeForm struct {
 	head    string         // the literal text before the first placeholder
 	tail    string         // the literal text after the last placeholder
 	groups  []string       // the placeholder of each capture group
-	systems []string // tasks[i]'s system prompt is systems[i]
+	systems []string       // tasks[i]'s system prompt is systems[i]
 }
 
 var (
