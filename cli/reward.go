@@ -108,7 +108,7 @@ func runRewardServe(c *ucli.Context) error {
 type scoredRow struct {
 	CustomID        string          `json:"custom_id"`
 	TruthPossible   bool            `json:"truth_possible"`
-	RemainingTokens int64           `json:"remaining_tokens"`
+	RemainingTokens int64           `json:"remaining_tokens"` // on impossible probes too: what the rollout went on to spend
 	Reward          float64         `json:"reward"`
 	Detail          json.RawMessage `json:"detail"`
 	// Missing marks a probe without a prediction, scored as unparseable.
