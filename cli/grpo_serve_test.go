@@ -337,3 +337,37 @@ func checkStreamAndSampling(t *testing.T, base, file string) {
 		t.Errorf("temperature 0 with a seed: %q, want the greedy %q", got, answer)
 	}
 }
+
+// TestGRPOServeBadCheckpoint: a checkpoint that does not load stops the
+// command before it listens, naming the file and the problem.
+func TestGRPOServeBadCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "corrupt")
+	os.MkdirAll(corrupt, 0o755)
+	os.WriteFile(filepath.Join(corrupt, grpo.StateFile), []byte("not a gob"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no checkpoint", nil, "grpo serve: --checkpoint DIR is required"},
+		{"missing", []string{"--checkpoint", filepath.Join(dir, "nope")},
+			"grpo serve: invalid checkpoint: stat " + filepath.Join(dir, "nope") + ": no such file or directory"},
+		{"empty directory", []string{"--checkpoint", dir},
+			"grpo serve: " + dir + ": invalid checkpoint: no state.gob and no checkpoints/latest"},
+		{"corrupt", []string{"--checkpoint", corrupt},
+			"grpo serve: " + filepath.Join(corrupt, grpo.StateFile) + ": invalid checkpoint: unexpected EOF"},
+		{"num-ctx", []string{"--checkpoint", corrupt, "--num-ctx", "0"}, "grpo serve: --num-ctx: got 0, want 1 to 1048576 tokens"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			app := App()
+			var out bytes.Buffer
+			app.Writer, app.ErrWriter = &out, &out
+			err := app.RunContext(context.Background(), append([]string{"bagen-data", "grpo", "serve", "--listen", "127.0.0.1:0"}, tt.args...))
+			if err == nil || err.Error() != tt.want || strings.Contains(out.String(), "http://") {
+				t.Errorf("got %v (output %q), want %s and nothing served", err, out.String(), tt.want)
+			}
+		})
+	}
+}
