@@ -101,6 +101,9 @@ type validator struct {
 	inSplit  map[string]map[string]loc // split → trajectory → first row
 	prompts  map[[32]byte]*trainPrompt // train prompt → where it occurs
 	sysCount map[string]map[int64]loc  // group → tokens_used − Σ per_turn_tokens → first row
+	budgets  map[string]budgetSeen     // group, trajectory → first budget seen
+	sftTrajs map[string]*sftTraj       // SFT trajectory → its probes
+	sftOrder []string                  // SFT trajectories in order of first row
 	longest  int
 	longLoc  loc
 }
@@ -126,7 +129,8 @@ func newValidator(cfg Config) *validator {
 		cfg: cfg, fs: newFindings(cfg.MaxExamples),
 		trajs: map[string]*trajState{}, splits: map[string][]trajLoc{},
 		inSplit: map[string]map[string]loc{}, prompts: map[[32]byte]*trainPrompt{},
-		sysCount: map[string]map[int64]loc{},
+		sysCount: map[string]map[int64]loc{}, budgets: map[string]budgetSeen{},
+		sftTrajs: map[string]*sftTraj{},
 	}
 }
 
