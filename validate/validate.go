@@ -28,6 +28,9 @@ type Config struct {
 	// MaxPromptTokens is the prompt length to warn above; zero means 8192
 	// (verl's max_prompt_length in the paper's runs).
 	MaxPromptTokens int
+	// Strict makes every warning an error, for CI; false reports warnings
+	// without failing.
+	Strict bool
 }
 
 // Defaults of Config's zero fields.
@@ -84,7 +87,7 @@ func Run(ctx context.Context, paths []string, cfg Config) (*Report, error) {
 	} else if w := firstProbeWidth(files); w != nil {
 		r.Width, r.WidthSource = w.Text, "inferred"
 	}
-	v.fs.report(r)
+	v.fs.report(r, cfg.Strict)
 	return r, nil
 }
 

@@ -1,5 +1,5 @@
 // Rewrites a parquet file with DuckDB (a writer independent of parquet-go):
-// the file becomes the result of SELECTQUERY, in which the table `t` is the
+// the file becomes the result of the SELECT query, in which the table `t` is the
 // file's rows in order. Usage:
 //   NODE_PATH=$BAGEN_DATA_CACHE/node/node_modules node edit_parquet.mjs FILE 'SELECT … FROM t'
 import { createRequire } from 'node:module';
