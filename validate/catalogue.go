@@ -27,6 +27,7 @@ var Catalogue = []Entry{
 	{CheckLabels, "ground-truth", Error, "reward_model.ground_truth is not the width's target of remaining_tokens"},
 	{CheckLabels, "impossible-ground-truth", Error, `an impossible row whose ground_truth is not "impossible"`},
 	{CheckLabels, "label-column", Error, "the label column disagrees with extra_info or reward_model"},
+	{CheckLabels, "label-remaining", Error, "an impossible row whose label's remaining_tokens is not extra_info's (the early stop's saved tokens)"},
 	{CheckLabels, "warehouse-ground-truth", Error, "a Warehouse ground truth the scorer does not read back as the label"},
 	{CheckLabels, "budget-rule", Error, "a possible row with tokens_used + remaining_tokens > budget"},
 	{CheckLabels, "budget", Error, "a budget ≤ 0, or not the manifest's --budget when the build fixed one"},
