@@ -20,12 +20,11 @@ import (
 // lose the last unsynced batch, which a rerun asks again. A torn last line
 // is cut off when the log is reopened. Log is safe for concurrent use.
 type Log struct {
-	mu    sync.Mutex
-	f     *os.File
-	path  string
-	model string
-	have  map[string]map[string]bool // custom_id → keys answered
-
+	mu       sync.Mutex
+	f        *os.File
+	path     string
+	model    string
+	have     map[string]map[string]bool // custom_id → request keys answered
 	unsynced int
 	synced   time.Time
 }
