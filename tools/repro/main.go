@@ -51,7 +51,7 @@ type options struct {
 	model, out        string
 	sftEpochs, epochs int
 	seeds             []uint64
-	drop              bool
+	drop, center      bool
 	lr                float64 // GRPO learning rate; 0 means grpo's default
 	batch             int     // prompts per GRPO step; 0 means grpo's default
 }
@@ -65,6 +65,7 @@ func main() {
 	first := flag.Uint64("seed", 1, "first training seed")
 	n := flag.Int("seeds", 5, "number of seeds: seed, seed+1, …")
 	flag.BoolVar(&o.drop, "drop-uniform-groups", false, "leave groups whose rewards are all equal out of the loss (default: verl's GRPO keeps them)")
+	flag.BoolVar(&o.center, "center-only", false, "advantages r − mean without the std division (verl's norm_adv_by_std_in_grpo=false)")
 	flag.Float64Var(&o.lr, "lr", 0, "GRPO learning rate (0: grpo's default, 3e-3)")
 	flag.IntVar(&o.batch, "batch", 0, "prompts per GRPO step (0: grpo's default, 16)")
 	flag.Parse()
@@ -123,6 +124,9 @@ func run(ctx context.Context, o options) error {
 	if o.drop {
 		objective = "uniform groups dropped (-drop-uniform-groups)"
 	}
+	if o.center {
+		objective += ", advantages not divided by the std (-center-only)"
+	}
 	fmt.Printf("\nSokoban budget probes, %s, local GRPO head, %s; %d SFT and %d GRPO epochs, GRPO lr %s, batch %s; %s.\n",
 		model, objective, o.sftEpochs, o.epochs, orDefault(o.lr, "3e-3"), orDefault(o.batch, "16"), time.Since(start).Round(time.Second))
 	fmt.Println("Paper: the appendix's SFT/RL sweep table (Qwen2.5-7B-Instruct, full fine-tuning).")
@@ -134,7 +138,7 @@ func run(ctx context.Context, o options) error {
 func sweep(o options, sft string) []row {
 	with := func(init string, kl float64) grpo.Config {
 		return grpo.Config{Init: init, KL: grpo.Float(kl), SFTEpochs: grpo.Int(o.sftEpochs), Epochs: grpo.Int(o.epochs),
-			DropUniformGroups: o.drop, LR: o.lr, Batch: o.batch}
+			DropUniformGroups: o.drop, CenterOnly: o.center, LR: o.lr, Batch: o.batch}
 	}
 	return []row{
 		{"Zero RL", "zero-rl", with(grpo.InitRandom, 0.05), paperZeroRL},
