@@ -65,6 +65,12 @@
 //     group's advantages are exactly 0 here; verl's are (r − mean)/ε,
 //     which is 0 or float32 rounding noise. verl gives a group of one
 //     mean 0 and std 1; here a group has at least two samples.
+//     Config.CenterOnly (--center-only) is norm_adv_by_std_in_grpo=false
+//     (Dr. GRPO): A_i = r_i − mean(r), so a group keeps its rewards'
+//     scale. With the std division an impossible probe's {0, 0.2} group
+//     pushes as hard as a possible probe's {0, 1.8} one, which undoes the
+//     rule reward's 1.8/0.2 weighting for a policy that cannot tell the
+//     two kinds of probe apart.
 //   - no filtering: every group of the batch enters the loss (DAPO's
 //     filter is a separate option there, as here).
 //   - policy loss: loss_mode "vanilla" (compute_policy_loss_vanilla):
