@@ -38,7 +38,9 @@
 // and stays in the batch: it adds nothing to the surrogate but dilutes its
 // mean and keeps its KL pull towards π_ref — on a collapsed prompt (a
 // possible probe answered "impossible" by every sample) that pull is the
-// only force at work. Such groups are counted in the log
+// only force at work, though it can slow a collapse more than undo one: k3
+// is estimated on the sampled actions, and the gradient of an action the
+// policy already takes with probability near 1 vanishes. Such groups are counted in the log
 // (zero_var_groups); Config.DropUniformGroups (--drop-uniform-groups)
 // leaves them out instead, KL term included, like DAPO's dynamic sampling
 // filter but without resampling replacements. The samples are split into
@@ -106,5 +108,6 @@
 // appends to train.jsonl, rewrites plot.html and eval.json, and saves a
 // checkpoint (weights, reference head, Adam moments, the PCG state and the
 // log length); resuming from it ends byte-identical to a run that never
-// stopped.
+// stopped. Epochs 0 stops after SFT; resuming such a run with more epochs
+// continues into GRPO as if it had never stopped.
 package grpo
