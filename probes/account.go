@@ -185,7 +185,6 @@ const (
 	// output (the harness dropped history); in_k is the user message's
 	// count.
 	BasisHistoryCut
-	numBases
 )
 
 func (b Basis) String() string {
@@ -204,10 +203,10 @@ func (b Basis) String() string {
 	return "messages"
 }
 
-// Bases counts the turns of a by Basis; every count is 0 for an
-// Accounting made by Account, which records none.
-func (a Accounting) Bases() [numBases]int {
-	var n [numBases]int
+// Bases counts the turns of a by Basis (no entry for a Basis no turn
+// has); empty for an Accounting made by Account, which records none.
+func (a Accounting) Bases() map[Basis]int {
+	n := map[Basis]int{}
 	for _, b := range a.Basis {
 		n[b]++
 	}
