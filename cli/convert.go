@@ -21,9 +21,12 @@ var Convert = &ucli.Command{
 content, or --format) and writes one canonical JSONL line per trajectory: the
 messages as build reads them (tool calls rendered, observations joined into
 the user side), per_turn_api_tokens with input, output, reasoning and cached
-tokens as recorded, metadata.success and metadata.outcome_source (results,
-score, exit_status or none). build and probes on that file give what they give
-on the inputs. The output is written atomically.
+tokens as recorded (reasoning null where the log has no count, 0 where it
+records 0) and the retried calls of a turn, metadata.success and
+metadata.outcome_source (results, score, exit_status or none). build and
+probes on that file give what they give on the inputs. The output is written
+atomically. The summary counts the calls, those without usage or retried, and
+those with a reasoning count.
 
 Formats:
 ` + rollout.FormatHelp(),
@@ -96,6 +99,10 @@ func printConvertSummary(w io.Writer, out string, s rollout.Summary) {
 		outcomes[string(k)] = v
 	}
 	fmt.Fprintf(w, "outcome from:%s\n", counts(outcomes))
+	if u := s.Usage; u.Calls > 0 {
+		fmt.Fprintf(w, "calls: %d (%d without usage, %d retried); reasoning count recorded on %d (%d of them 0), absent on %d\n",
+			u.Calls, u.NoUsage, u.Retried, u.Reasoning, u.ZeroReas, u.Calls-u.Reasoning)
+	}
 	printReadCounts(w, nil, s.Replaced)
 	if s.Submitted > 0 {
 		fmt.Fprintf(w, "warning: %d trajectories count as successful because the agent submitted; that is not a verified resolution (pass the SWE-bench report with --results)\n", s.Submitted)

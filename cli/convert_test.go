@@ -25,7 +25,8 @@ func TestConvertThenBuildEqualsBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "3 trajectories from 5 file(s) to " + conv + "\nformats: mini-swe-agent 3\noutcome from: results 3\n"
+	want := "3 trajectories from 5 file(s) to " + conv + "\nformats: mini-swe-agent 3\noutcome from: results 3\n" +
+		"calls: 6 (0 without usage, 0 retried); reasoning count recorded on 5 (0 of them 0), absent on 1\n"
 	if out != want {
 		t.Errorf("convert summary:\n%s\nwant:\n%s", out, want)
 	}
@@ -89,6 +90,7 @@ func TestConvertWarnsOnExitStatusAndCountsReplacements(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "3 trajectories from 4 file(s) to " + conv + "\nformats: mini-swe-agent 2, rollout 1\noutcome from: exit_status 2, none 1\n" +
+		"calls: 4 (0 without usage, 0 retried); reasoning count recorded on 3 (0 of them 0), absent on 1\n" +
 		"invalid UTF-8: 1 sequences replaced with U+FFFD\n" +
 		"warning: 1 trajectories count as successful because the agent submitted; that is not a verified resolution (pass the SWE-bench report with --results)\n"
 	if out != want {

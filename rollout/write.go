@@ -88,6 +88,34 @@ type Summary struct {
 	Outcomes     map[Outcome]int `json:"outcomes"` // trajectories per outcome source
 	Submitted    int             `json:"submitted"`
 	Replaced     int             `json:"replaced_utf8"` // invalid UTF-8 sequences replaced
+	Usage        UsageCounts     `json:"usage"`
+}
+
+// UsageCounts counts what the logs record of their LLM calls (one per
+// turn), so that what the accounting step will find can be seen before it
+// runs.
+type UsageCounts struct {
+	Calls     int `json:"calls"`
+	NoUsage   int `json:"no_usage"`       // neither input nor output recorded
+	Reasoning int `json:"reasoning"`      // a reasoning count recorded
+	ZeroReas  int `json:"reasoning_zero"` // ... and it is 0
+	Retried   int `json:"retried"`        // calls made again (each paid)
+}
+
+func (u *UsageCounts) add(api []APITokens) {
+	for _, a := range api {
+		u.Calls++
+		if a.Input == Unrecorded && a.Output == Unrecorded {
+			u.NoUsage++
+		}
+		if a.Reasoning != nil {
+			u.Reasoning++
+			if *a.Reasoning == 0 {
+				u.ZeroReas++
+			}
+		}
+		u.Retried += int(a.Retried.Calls)
+	}
 }
 
 func newSummary() Summary {
@@ -99,6 +127,7 @@ func (s *Summary) add(rec Record, t Trajectory) {
 	s.Formats[rec.FormatName()]++
 	s.Outcomes[t.Outcome]++
 	s.Replaced += t.Replaced
+	s.Usage.add(t.API)
 	if t.Outcome == OutcomeExitStatus && t.Success {
 		s.Submitted++
 	}
