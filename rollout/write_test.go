@@ -27,7 +27,10 @@ func TestConvertRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantSum := Summary{Files: 10, Trajectories: 6, Formats: map[string]int{"mini-swe-agent": 3, "atif": 2, "openhands": 1},
-		Outcomes: map[Outcome]int{OutcomeResults: 5, OutcomeNone: 1}}
+		Outcomes: map[Outcome]int{OutcomeResults: 5, OutcomeNone: 1},
+		// 2 + 4 mini-swe-agent calls, 1 + 3 ATIF, 3 OpenHands; reasoning
+		// recorded on 2 + 3 + 1 + 1 of them.
+		Usage: UsageCounts{Calls: 13, Reasoning: 7}}
 	if diff := cmp.Diff(wantSum, sum); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
