@@ -215,7 +215,9 @@ func (c Compat) CutOverLimit(rs []Replay, budgets []int64, o ReplayOptions) ([]R
 			outR, outB = append(outR, r), append(outB, budgets[i])
 			continue
 		}
-		t := c.dialogue(r.Traj, budgets[i])
+		// From the logged success again: the first reading added the
+		// success of turns the cut may drop.
+		t := c.dialogue(r.Traj.WithSuccessRule(c.success), budgets[i])
 		if len(t.Messages) == 0 {
 			continue
 		}
