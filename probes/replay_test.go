@@ -27,6 +27,10 @@ func TestHistoryIncluded(t *testing.T) {
 		{"one turn is never cumulative", []int64{500}, []int64{50}, false},
 		{"no turns", nil, nil, false},
 		{"shorter outputs bound the turns", []int64{100, 150, 10, 10}, []int64{50}, false},
+		// 190 is compared with 100, the last recorded input, + 60, the
+		// output of the turn before it.
+		{"an unrecorded input is skipped", []int64{100, Unrecorded, 190}, []int64{50, 60, 9}, true},
+		{"only unrecorded neighbours", []int64{Unrecorded, 100, Unrecorded}, []int64{50, 60, 9}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
