@@ -58,12 +58,14 @@ func MarshalCanonical(t Trajectory) ([]byte, error) {
 	for i, m := range t.Messages {
 		c.Messages[i] = canonMessage{Role: m.Role, Content: m.Content, Tokens: recorded(m.Tokens)}
 	}
-	for _, a := range t.API {
-		api := canonAPI{Input: recorded(a.Input), Output: recorded(a.Output), Reasoning: a.Reasoning, Cached: a.Cached}
-		if a.Retried.Calls > 0 {
-			api.Retried = &a.Retried
+	if hasUsage(t.API) {
+		for _, a := range t.API {
+			api := canonAPI{Input: recorded(a.Input), Output: recorded(a.Output), Reasoning: a.Reasoning, Cached: a.Cached}
+			if a.Retried.Calls > 0 {
+				api.Retried = &a.Retried
+			}
+			c.API = append(c.API, api)
 		}
-		c.API = append(c.API, api)
 	}
 	switch t.Inputs {
 	case InputsRequest:
@@ -80,6 +82,18 @@ func MarshalCanonical(t Trajectory) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
+// hasUsage reports whether a log recorded any usage at all: a log without
+// (SWE-agent's .traj, an Inspect log without model usage) gets no
+// per_turn_api_tokens rather than entries that say nothing.
+func hasUsage(api []APITokens) bool {
+	for _, a := range api {
+		if a != (APITokens{Input: Unrecorded, Output: Unrecorded}) {
+			return true
+		}
+	}
+	return false
+}
+
 // Summary counts what Convert read.
 type Summary struct {
 	Files        int             `json:"files"`
@@ -88,34 +102,28 @@ type Summary struct {
 	Outcomes     map[Outcome]int `json:"outcomes"` // trajectories per outcome source
 	Submitted    int             `json:"submitted"`
 	Replaced     int             `json:"replaced_utf8"` // invalid UTF-8 sequences replaced
-	Usage        UsageCounts     `json:"usage"`
+	// Turns counts assistant turns (LLM calls); Usage sums the usage
+	// recorded for them, over the turns that record it (UsageTurns).
+	Turns      int      `json:"turns"`
+	UsageTurns int      `json:"usage_turns"`
+	Usage      UsageSum `json:"usage"`
+	// ReasoningTurns counts the turns whose reasoning count the log
+	// records, ZeroReasoning those of them where it is 0 (the accounting
+	// step trusts both and checks the others against the next request);
+	// Retried counts calls made again (each paid, see APITokens.Retried).
+	ReasoningTurns int `json:"reasoning_turns"`
+	ZeroReasoning  int `json:"reasoning_zero_turns"`
+	Retried        int `json:"retried_calls"`
 }
 
-// UsageCounts counts what the logs record of their LLM calls (one per
-// turn), so that what the accounting step will find can be seen before it
-// runs.
-type UsageCounts struct {
-	Calls     int `json:"calls"`
-	NoUsage   int `json:"no_usage"`       // neither input nor output recorded
-	Reasoning int `json:"reasoning"`      // a reasoning count recorded
-	ZeroReas  int `json:"reasoning_zero"` // ... and it is 0
-	Retried   int `json:"retried"`        // calls made again (each paid)
-}
-
-func (u *UsageCounts) add(api []APITokens) {
-	for _, a := range api {
-		u.Calls++
-		if a.Input == Unrecorded && a.Output == Unrecorded {
-			u.NoUsage++
-		}
-		if a.Reasoning != nil {
-			u.Reasoning++
-			if *a.Reasoning == 0 {
-				u.ZeroReas++
-			}
-		}
-		u.Retried += int(a.Retried.Calls)
-	}
+// UsageSum adds up recorded usage: input and output over the turns that
+// record both, cached and reasoning where recorded (an unrecorded
+// reasoning count adds nothing).
+type UsageSum struct {
+	Input     int64 `json:"input"`
+	Output    int64 `json:"output"`
+	Reasoning int64 `json:"reasoning"`
+	Cached    int64 `json:"cached"`
 }
 
 func newSummary() Summary {
@@ -127,17 +135,49 @@ func (s *Summary) add(rec Record, t Trajectory) {
 	s.Formats[rec.FormatName()]++
 	s.Outcomes[t.Outcome]++
 	s.Replaced += t.Replaced
-	s.Usage.add(t.API)
 	if t.Outcome == OutcomeExitStatus && t.Success {
 		s.Submitted++
 	}
+	for _, m := range t.Messages {
+		if m.Role == "assistant" {
+			s.Turns++
+		}
+	}
+	for _, a := range t.API {
+		if a.Reasoning != nil {
+			s.ReasoningTurns++
+			if *a.Reasoning == 0 {
+				s.ZeroReasoning++
+			}
+		}
+		s.Retried += int(a.Retried.Calls)
+		if a.Input == Unrecorded || a.Output == Unrecorded {
+			continue
+		}
+		s.UsageTurns++
+		s.Usage.Input += a.Input
+		s.Usage.Output += a.Output
+		if a.Reasoning != nil {
+			s.Usage.Reasoning += *a.Reasoning
+		}
+		s.Usage.Cached += a.Cached
+	}
+}
+
+// ConvertOptions say how Convert names trajectories. The zero value keeps
+// every id as read.
+type ConvertOptions struct {
+	// PrefixIDs prefixes every id with its file's base name and ":", as
+	// build --prefix-ids does, so that files reusing ids can be converted
+	// together.
+	PrefixIDs bool
 }
 
 // Convert reads every trajectory of srcs and writes them to out as
 // canonical JSONL, atomically: out is replaced only when everything was
 // read. It holds one trajectory in memory at a time. Ids must be unique
 // (the error is a *DuplicateError).
-func Convert(ctx context.Context, srcs []Source, out string) (Summary, error) {
+func Convert(ctx context.Context, srcs []Source, out string, o ConvertOptions) (Summary, error) {
 	sum := newSummary()
 	var readErr error // reported as it is, not as a failed write
 	err := atomicfile.Write(out, func(w io.Writer) error {
@@ -145,11 +185,16 @@ func Convert(ctx context.Context, srcs []Source, out string) (Summary, error) {
 		seen := map[string]Position{}
 		for _, src := range srcs {
 			sum.Files++
+			prefix := ""
+			if o.PrefixIDs {
+				prefix = BaseID(src.Name) + ":"
+			}
 			err := Scan(ctx, src, func(rec Record) error {
 				t, err := Decode(rec)
 				if err != nil {
 					return err
 				}
+				t.ID = prefix + t.ID
 				if first, dup := seen[t.ID]; dup {
 					return &DuplicateError{ID: t.ID, First: first.String(), Then: t.Pos.String()}
 				}
