@@ -98,7 +98,7 @@ func runBuild(c *ucli.Context) error {
 		return withFlagHints(err, "pass --budget N")
 	}
 	if !c.Bool("quiet") {
-		printSummary(os.Stdout, c.String("out"), m)
+		printSummary(c.App.Writer, c.String("out"), m)
 	}
 	return nil
 }

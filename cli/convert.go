@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -83,7 +82,7 @@ func runConvert(c *ucli.Context) error {
 		return withFlagHints(err, "")
 	}
 	if !c.Bool("quiet") {
-		printConvertSummary(os.Stdout, c.String("out"), sum)
+		printConvertSummary(c.App.Writer, c.String("out"), sum)
 	}
 	return nil
 }

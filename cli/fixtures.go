@@ -91,7 +91,7 @@ func runFixtures(newGen fixtureGen) ucli.ActionFunc {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		if !c.Bool("quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", c.String("out"), st)
+			fmt.Fprintf(c.App.Writer, "%s: %s\n", c.String("out"), st)
 		}
 		return nil
 	}

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"bagen-data/fixtures"
+)
+
+// result is what a run of the binary gave.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// bagen runs bagen-data with args in a process of its own (the test binary
+// calling Main, as main does) in dir, and returns its outputs and exit
+// status.
+func bagen(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	cmd := childCommand(t, dir, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return result{stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()}
+}
+
+// childCommand is the command bagen runs.
+func childCommand(t *testing.T, dir string, args ...string) *exec.Cmd {
+	t.Helper()
+	enc, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := filepath.Abs(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), childArgs+"="+string(enc))
+	return cmd
+}
+
+// fixtureFile copies an embedded fixture rollout file into dir.
+func fixtureFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := fs.ReadFile(fixtures.Rollouts, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, filepath.Base(name))
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// oneLine checks that a run failed with exit status code and exactly the
+// one line want on stderr and nothing on stdout.
+func (r result) oneLine(t *testing.T, code int, want string) {
+	t.Helper()
+	if r.code != code || r.stderr != want+"\n" || r.stdout != "" {
+		t.Errorf("got exit %d, stderr %q, stdout %q\nwant exit %d, stderr %q", r.code, r.stderr, r.stdout, code, want+"\n")
+	}
+}
+
+// "-" is standard output for every single-file output; anything at an
+// output path that is not a regular file is refused before any work and
+// left as it was.
+func TestOutputsNeverClobber(t *testing.T) {
+	dir := t.TempDir()
+	in := fixtureFile(t, dir, "rollouts/sokoban/6x6_noise0.30.jsonl.zst")
+	file := bagen(t, dir, "convert", "-q", "-i", in, "-o", "file.jsonl")
+	piped := bagen(t, dir, "convert", "-q", "-i", in, "-o", "-")
+	want, _ := os.ReadFile(filepath.Join(dir, "file.jsonl"))
+	if file.code != 0 || piped.code != 0 || piped.stdout != string(want) || len(want) < 1000 {
+		t.Fatalf("convert -o -: exit %d (%s), %d bytes on stdout; want exit 0 and the %d bytes -o file.jsonl writes",
+			piped.code, piped.stderr, len(piped.stdout), len(want))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "-")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("-o - created a file named -")
+	}
+	// With the data on stdout, the summary goes to stderr.
+	r := bagen(t, dir, "convert", "-i", in, "-o", "-")
+	if !strings.HasPrefix(r.stderr, "40 trajectories from 1 file(s) to -\n") || r.stdout != string(want) {
+		t.Errorf("convert -o - without -q: stderr %q, %d bytes on stdout", r.stderr, len(r.stdout))
+	}
+
+	target := filepath.Join(dir, "target.txt")
+	os.WriteFile(target, []byte("keep"), 0o644)
+	os.Symlink(target, filepath.Join(dir, "link"))
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "adir"), 0o755)
+	os.WriteFile(filepath.Join(dir, "preds.jsonl"), []byte(`{"custom_id":"x","response":"y"}`+"\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"convert", "-q", "-i", in, "-o", "link"},
+			"bagen-data: convert: --out: link: not a regular file (a symbolic link); refusing to replace it"},
+		{[]string{"convert", "-q", "-i", in, "-o", "fifo"},
+			"bagen-data: convert: --out: fifo: not a regular file (a FIFO); refusing to replace it"},
+		// Refused before reading: the input does not even exist.
+		{[]string{"probes", "-q", "-i", "missing.jsonl", "-o", "adir"},
+			"bagen-data: probes: --out: adir: not a regular file (a directory); refusing to replace it"},
+		{[]string{"reward", "score", "--data", "missing.parquet", "--predictions", "preds.jsonl", "--out", "link"},
+			"bagen-data: reward score: --out: link: not a regular file (a symbolic link); refusing to replace it"},
+		{[]string{"eval", "--data", "missing.parquet", "--predictions", "preds.jsonl", "--json", "fifo", "--report", "adir"},
+			"bagen-data: eval: --json: fifo: not a regular file (a FIFO); refusing to replace it\n" +
+				"--report: adir: not a regular file (a directory); refusing to replace it"},
+		{[]string{"build", "-q", "-i", "missing.jsonl", "--out", "target.txt"},
+			"bagen-data: build: --out: target.txt: exists and is not a directory"},
+		{[]string{"build", "-q", "--out", "-"},
+			"bagen-data: build: --out: standard output (-) cannot serve here; give a file"},
+		{[]string{"probes", "-q", "-i", "missing.jsonl", "-o", "no/such/dir/p.parquet"},
+			"bagen-data: probes: --out: no/such/dir/p.parquet: directory no/such/dir does not exist"},
+		{[]string{"eval", "--data", "missing.parquet", "--predictions", "preds.jsonl", "--json", "same.json", "--report", "same.json"},
+			"bagen-data: eval: --report: same.json is also --json"},
+	} {
+		r := bagen(t, dir, tc.args...)
+		r.oneLine(t, 1, tc.want)
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != "keep" {
+		t.Errorf("target through the link: %q, %v; want keep", b, err)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "fifo")); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v %v", fi.Mode(), err)
+	}
+}
+
+// Flags after positional arguments are read as flags.
+func TestFlagsAfterArguments(t *testing.T) {
+	dir := t.TempDir()
+	if r := bagen(t, dir, "build", "-q", "--out", "out"); r.code != 0 {
+		t.Fatalf("build: %d %s", r.code, r.stderr)
+	}
+	first := bagen(t, dir, "validate", "--max-examples", "1", "out")
+	after := bagen(t, dir, "validate", "out", "--max-examples", "1")
+	if after.code != 0 || after.stdout != first.stdout || !strings.Contains(after.stdout, "0 errors") {
+		t.Errorf("validate out --max-examples 1: exit %d, stdout\n%s\nstderr %s\nwant the output of flags first:\n%s",
+			after.code, after.stdout, after.stderr, first.stdout)
+	}
+	// "--" ends the flags: what follows is an argument even if it looks like a flag.
+	r := bagen(t, dir, "validate", "--", "--max-examples")
+	r.oneLine(t, 1, "bagen-data: validate: stat --max-examples: no such file or directory")
+}
+
+// help CMD, unknown commands and flags, missing required flags and bad
+// values: one line each, with the nearest valid name.
+func TestCommandLineErrors(t *testing.T) {
+	dir := t.TempDir()
+	help := bagen(t, dir, "help", "build")
+	direct := bagen(t, dir, "build", "--help")
+	if help.code != 0 || help.stdout != direct.stdout || !strings.HasPrefix(help.stdout, "NAME:\n   bagen-data build - ") {
+		t.Errorf("help build: exit %d, stdout %q…; want build --help's", help.code, help.stdout[:min(80, len(help.stdout))])
+	}
+	if r := bagen(t, dir, "help", "reward", "score"); r.code != 0 || !strings.HasPrefix(r.stdout, "NAME:\n   bagen-data reward score - ") {
+		t.Errorf("help reward score: exit %d, %q", r.code, r.stdout[:min(80, len(r.stdout))])
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"biuld"}, `bagen-data: unknown command "biuld"; did you mean build?`},
+		{[]string{"help", "valdiate"}, `bagen-data: unknown command "valdiate"; did you mean validate?`},
+		{[]string{"reward", "scroe"}, `bagen-data: reward: unknown command "scroe"; did you mean score?`},
+		{[]string{"frobnicate"}, `bagen-data: unknown command "frobnicate"; commands: build, convert, reward, validate, eval, fixtures, grpo, probes`},
+		{[]string{"build", "-ouput", "x"}, "bagen-data: build: unknown flag --ouput; did you mean --out?"},
+		{[]string{"build", "--sed", "1"}, "bagen-data: build: unknown flag --sed; did you mean --seed?"},
+		{[]string{"probes", "--zzz"}, "bagen-data: probes: unknown flag --zzz (see bagen-data probes --help)"},
+		{[]string{"build", "--out"}, "bagen-data: build: --out needs a value (DIR)"},
+		{[]string{"build", "--seed", "abc"}, `bagen-data: build: invalid value "abc" for --seed: parse error`},
+		{[]string{"convert", "-i", "x.jsonl"}, "bagen-data: convert: missing --out FILE"},
+		{[]string{"reward", "score"}, "bagen-data: reward score: missing --data FILE and --predictions FILE"},
+		{[]string{"fixtures", "sokoban"}, "bagen-data: fixtures sokoban: missing --out FILE"},
+		{[]string{"eval", "--predictions", "p.jsonl"}, "bagen-data: eval: --data is required (the eval/test.parquet to score)"},
+	} {
+		code := 2
+		if tc.args[0] == "eval" {
+			code = 1
+		}
+		bagen(t, dir, tc.args...).oneLine(t, code, tc.want)
+	}
+}
