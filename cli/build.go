@@ -13,6 +13,7 @@ import (
 	"bagen-data/fixtures"
 	"bagen-data/grpo"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 	"bagen-data/tokenizer"
 )
 
@@ -30,7 +31,7 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 	Flags: append([]ucli.Flag{
 		&ucli.StringSliceFlag{Name: "input", Aliases: []string{"i"}, Usage: "rollout `FILE` or directory (repeatable; formats: see convert --help); default: the embedded fixtures of --task"},
 		&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "out", Usage: "output `DIR`"},
-		&ucli.StringFlag{Name: "task", Value: "sokoban", Usage: "task `NAME`: sokoban, searchr1, swebench or warehouse"},
+		taskFlag,
 		&ucli.Int64Flag{Name: "budget", Usage: "token `BUDGET` for every trajectory", DefaultText: "the trajectory's own, else the task's: sokoban 2500, searchr1 3500"},
 		&ucli.StringFlag{Name: "width", Value: "pct30", Usage: "target interval `WIDTH`: pctN (±N% of r), fixN (±N tokens) or point"},
 		tokenizerFlag,
@@ -55,6 +56,9 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 	Action: runBuild,
 }
 
+var taskFlag = &ucli.StringFlag{Name: "task", Value: "sokoban", DefaultText: "the task the records name (metadata.task), else sokoban",
+	Usage: "task `NAME`: sokoban, searchr1, swebench or warehouse; overrides the records' metadata.task, with a warning where they differ"}
+
 var compatFlag = newCompatFlag("reproduce `CODE`'s shipped behaviour: bagen-v1 is mll-lab-nu/BAGEN at 58bef4c (its splits, balancing, " +
 	"row order, prompts and <think> texts; implies --labels bagen-v1 and --split-by trajectory); see the README for every difference")
 
@@ -74,9 +78,22 @@ func runBuild(c *ucli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("build: unexpected argument %q (inputs go in --input)", c.Args().First())
 	}
-	cfg, err := buildConfig(c)
+	cfg, err := buildConfig(c, c.String("task"))
 	if err != nil {
 		return err
+	}
+	srcs, err := buildSources(c, cfg.Task.Name)
+	if err != nil {
+		return err
+	}
+	task, err := recordsTask(c, srcs)
+	if err != nil {
+		return fmt.Errorf("build: %w", err)
+	}
+	if task != cfg.Task.Name {
+		if cfg, err = buildConfig(c, task); err != nil {
+			return err
+		}
 	}
 	counter, name, err := openCounter(c)
 	if err != nil {
@@ -86,10 +103,6 @@ func runBuild(c *ucli.Context) error {
 		cfg.Counter = counter
 	}
 	cfg.Tokenizer = name
-	srcs, err := buildSources(c, cfg.Task.Name)
-	if err != nil {
-		return err
-	}
 	bar := newProgress(c.Bool("quiet"))
 	cfg.Progress = bar.update
 	m, err := dataset.Build(c.Context, srcs, c.String("out"), cfg)
@@ -103,17 +116,18 @@ func runBuild(c *ucli.Context) error {
 	return nil
 }
 
-// buildConfig reads and checks every flag that shapes the build, without
-// I/O beyond --system-prompt-file; the tokenizer is opened afterwards.
-func buildConfig(c *ucli.Context) (dataset.Config, error) {
+// buildConfig reads and checks every flag that shapes the build of task,
+// without I/O beyond --system-prompt-file; the tokenizer is opened
+// afterwards.
+func buildConfig(c *ucli.Context, taskName string) (dataset.Config, error) {
 	var errs []error
 	compat, err := compatFlags(c)
 	errs = append(errs, err)
 	// A task or width that does not parse is reported once, by its parser:
 	// its name stands in so that Validate does not add "not set".
-	task, err := compat.Preset(c.String("task"))
+	task, err := compat.Preset(taskName)
 	if err != nil {
-		task.Name = c.String("task")
+		task.Name = taskName
 	}
 	errs = append(errs, err)
 	switch {
@@ -243,6 +257,34 @@ func openCounter(c *ucli.Context) (*tokenizer.Tokenizer, string, error) {
 		return nil, "", fmt.Errorf("tokenizer: %w", err)
 	}
 	return t, spec, nil
+}
+
+// recordsTask is the task of the run: the one the inputs' records name
+// (metadata.task), unless --task is given, which overrides them with a
+// warning where they disagree. Inputs naming two tasks are an error; inputs
+// naming none, and the embedded fixtures, take --task.
+func recordsTask(c *ucli.Context, srcs []probes.Source) (string, error) {
+	flag := c.String("task")
+	if len(c.StringSlice("input")) == 0 {
+		return flag, nil
+	}
+	seen, err := rollout.Tasks(c.Context, srcs)
+	switch {
+	case err != nil:
+		return "", err
+	case len(seen) == 0:
+		return flag, nil
+	case c.IsSet("task"):
+		for _, s := range seen {
+			if s.Task != flag {
+				fmt.Fprintf(c.App.ErrWriter, "warning: --task %s overrides task %s, which %s names\n", flag, s.Task, s.At)
+			}
+		}
+		return flag, nil
+	case len(seen) > 1:
+		return "", &rollout.MixedTasksError{Seen: seen}
+	}
+	return seen[0].Task, nil
 }
 
 // buildSources are the --input files read with the read flags, else the

@@ -12,7 +12,9 @@ import (
 	"syscall"
 	"testing"
 
+	"bagen-data/dataset"
 	"bagen-data/fixtures"
+	"bagen-data/probes"
 )
 
 // result is what a run of the binary gave.
@@ -195,5 +197,44 @@ func TestCommandLineErrors(t *testing.T) {
 			code = 1
 		}
 		bagen(t, dir, tc.args...).oneLine(t, code, tc.want)
+	}
+}
+
+// The task comes from the records: a Search-R1 log builds Search-R1 rows
+// without --task; two tasks in one run are an error naming both; --task
+// overrides with a warning.
+func TestTaskFromRecords(t *testing.T) {
+	dir := t.TempDir()
+	sr := fixtureFile(t, dir, "rollouts/searchr1/noise0.50.jsonl.zst")
+	sk := fixtureFile(t, dir, "rollouts/sokoban/6x6_noise0.30.jsonl.zst")
+	if r := bagen(t, dir, "build", "-q", "-i", sr, "-o", "sr"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("build: exit %d, stderr %q", r.code, r.stderr)
+	}
+	rows, err := dataset.ReadRL(filepath.Join(dir, "sr", "eval", "test.parquet"))
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	preset, err := probes.Compat{}.Preset("searchr1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	searchSystem := preset.System
+	for _, r := range rows {
+		if r.DataSource != "budget_probe_searchr1" || r.Prompt[0].Content != searchSystem {
+			t.Fatalf("row %s: data_source %s, system prompt %.60q; want budget_probe_searchr1 and Search-R1's",
+				r.ExtraInfo.CustomID, r.DataSource, r.Prompt[0].Content)
+		}
+	}
+	bagen(t, dir, "build", "-q", "-i", sr, "-i", sk, "-o", "mix").oneLine(t, 1,
+		"bagen-data: build: inputs mix tasks: "+sk+":1 says sokoban, "+sr+":1 says searchr1; build each task on its own")
+	bagen(t, dir, "probes", "-q", "-i", sk, "-i", sr, "-o", "mix.parquet").oneLine(t, 1,
+		"bagen-data: probes: inputs mix tasks: "+sk+":1 says sokoban, "+sr+":1 says searchr1; build each task on its own")
+	r := bagen(t, dir, "build", "-q", "-i", sr, "--task", "sokoban", "-o", "forced")
+	if want := "warning: --task sokoban overrides task searchr1, which " + sr + ":1 names\n"; r.code != 0 || r.stderr != want {
+		t.Errorf("--task sokoban on Search-R1 logs: exit %d, stderr %q; want 0 and %q", r.code, r.stderr, want)
+	}
+	rows, _ = dataset.ReadRL(filepath.Join(dir, "forced", "eval", "test.parquet"))
+	if len(rows) == 0 || rows[0].DataSource != "budget_probe_sokoban" {
+		t.Errorf("--task sokoban: rows %d, want data_source budget_probe_sokoban", len(rows))
 	}
 }

@@ -33,7 +33,7 @@ round-robin. Writes one parquet in the eval schema (extra_info.split =
 	Flags: append([]ucli.Flag{
 		&ucli.StringSliceFlag{Name: "input", Aliases: []string{"i"}, Usage: "rollout `FILE` or directory (repeatable; formats: see convert --help); default: the embedded fixtures of --task"},
 		&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "probes.parquet", Usage: "output parquet `FILE`"},
-		&ucli.StringFlag{Name: "task", Value: "sokoban", Usage: "task preset: sokoban, searchr1, swebench or warehouse"},
+		taskFlag,
 		&ucli.StringFlag{Name: "budget", Usage: "token budget: `N` tokens, or median (the family's lower median total); default: each rollout's own, else the task's (sokoban 2500, searchr1 3500)"},
 		tokenizerFlag,
 		&ucli.IntFlag{Name: "max-samples", Usage: "cap the probes at `N` by length-bucketed round-robin; 0: no cap", DefaultText: "512 for swebench, else 0"},
@@ -66,13 +66,22 @@ func runProbes(c *ucli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("probes: unexpected argument %q (inputs go in --input)", c.Args().First())
 	}
-	cfg, err := probesFlags(c)
+	cfg, err := probesFlags(c, c.String("task"))
 	if err != nil {
 		return err
 	}
 	srcs, err := buildSources(c, cfg.task.Name)
 	if err != nil {
 		return err
+	}
+	task, err := recordsTask(c, srcs)
+	if err != nil {
+		return fmt.Errorf("probes: %w", err)
+	}
+	if task != cfg.task.Name {
+		if cfg, err = probesFlags(c, task); err != nil {
+			return err
+		}
 	}
 	rs, err := probes.ReadReplays(c.Context, srcs, cfg.read)
 	if err != nil {
@@ -92,11 +101,11 @@ func runProbes(c *ucli.Context) error {
 }
 
 // probesFlags checks every flag and reports all problems at once.
-func probesFlags(c *ucli.Context) (probesConfig, error) {
+func probesFlags(c *ucli.Context, taskName string) (probesConfig, error) {
 	var errs []error
 	compat, err := probes.ParseCompat(c.String("compat"))
 	errs = append(errs, err)
-	task, err := compat.Bench(c.String("task"))
+	task, err := compat.Bench(taskName)
 	errs = append(errs, err)
 	task, err = promptFiles(c, task)
 	errs = append(errs, err)
