@@ -52,18 +52,21 @@ func App() *ucli.App {
 			Probes,
 		},
 	}
-	setUsageErrors(app.Commands)
+	prepareCommands(app.Commands)
 	return app
 }
 
-// setUsageErrors makes a flag value that does not parse one line naming
-// the flag, in every command, instead of the help and then the error.
-func setUsageErrors(cmds []*ucli.Command) {
+// prepareCommands makes a flag value that does not parse one line naming
+// the flag, in every command, instead of the help and then the error, and
+// keeps urfave/cli from adding a `help` subcommand to each (`help CMD`
+// comes first, and Main reads it).
+func prepareCommands(cmds []*ucli.Command) {
 	for _, c := range cmds {
 		if c.OnUsageError == nil {
 			c.OnUsageError = usageError
 		}
-		setUsageErrors(c.Subcommands)
+		c.HideHelpCommand = true
+		prepareCommands(c.Subcommands)
 	}
 }
 
@@ -108,12 +111,12 @@ func Main(args []string) int {
 		os.Exit(ExitInterrupted)
 	}()
 	app := App()
-	err := runLine(ctx, app, args)
+	inv, err := runLine(ctx, app, args)
 	switch {
 	case err == nil:
 		return 0
-	case interrupted.Load() && errors.Is(err, context.Canceled) || interrupted.Load() && errors.Is(err, context.DeadlineExceeded):
-		fmt.Fprintf(os.Stderr, "bagen-data: %s\n", interruptedNote(app, args))
+	case interrupted.Load() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		fmt.Fprintf(os.Stderr, "bagen-data: %s\n", inv.interruptedNote(app))
 		return ExitInterrupted
 	}
 	fmt.Fprintf(os.Stderr, "bagen-data: %v\n", err)
@@ -125,24 +128,24 @@ func Main(args []string) int {
 }
 
 // runLine checks the command line and every output path, then runs it.
-func runLine(ctx context.Context, app *ucli.App, args []string) error {
+func runLine(ctx context.Context, app *ucli.App, args []string) (*invocation, error) {
 	argv, inv, err := normalize(app, args)
 	if err != nil {
-		return err
+		return inv, err
 	}
 	if !inv.help {
 		outs := inv.outputs(app)
 		if err := checkOutputs(outs); err != nil {
 			if name := inv.name(); name != "" {
-				return fmt.Errorf("%s: %w", name, err)
+				return inv, fmt.Errorf("%s: %w", name, err)
 			}
-			return err
+			return inv, err
 		}
 		if toStdout(outs) {
 			app.Writer = os.Stderr // the data has standard output
 		}
 	}
-	return app.RunContext(ctx, argv)
+	return inv, app.RunContext(ctx, argv)
 }
 
 // resumable says what an interrupted command leaves behind when its
@@ -153,11 +156,7 @@ var resumable = map[string]string{
 }
 
 // interruptedNote is the line an interrupted run ends with.
-func interruptedNote(app *ucli.App, args []string) string {
-	_, inv, err := normalize(app, args)
-	if err != nil {
-		return "interrupted"
-	}
+func (inv *invocation) interruptedNote(app *ucli.App) string {
 	if note, ok := resumable[inv.name()]; ok {
 		return "interrupted; " + note
 	}

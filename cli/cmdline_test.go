@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"bagen-data/dataset"
 	"bagen-data/fixtures"
@@ -236,5 +239,97 @@ func TestTaskFromRecords(t *testing.T) {
 	rows, _ = dataset.ReadRL(filepath.Join(dir, "forced", "eval", "test.parquet"))
 	if len(rows) == 0 || rows[0].DataSource != "budget_probe_sokoban" {
 		t.Errorf("--task sokoban: rows %d, want data_source budget_probe_sokoban", len(rows))
+	}
+}
+
+// Ctrl-C during build: "interrupted; out unchanged", exit 130, the
+// previous build left byte for byte.
+func TestInterruptedBuild(t *testing.T) {
+	dir := t.TempDir()
+	var inputs []string
+	for i := range 60 {
+		for _, name := range []string{"sokoban/8x8_noise0.45", "sokoban/8x8_noise0.35", "sokoban/6x6_noise0.70"} {
+			p := fixtureFile(t, dir, "rollouts/"+name+".jsonl.zst")
+			q := filepath.Join(dir, fmt.Sprintf("%s-%d.jsonl.zst", filepath.Base(name), i))
+			if err := os.Rename(p, q); err != nil {
+				t.Fatal(err)
+			}
+			inputs = append(inputs, "-i", q)
+		}
+	}
+	if r := bagen(t, dir, "build", "-q", "--out", "out"); r.code != 0 {
+		t.Fatalf("first build: %s", r.stderr)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "out", "manifest.json"))
+	cmd := childCommand(t, dir, append([]string{"build", "-q", "--prefix-ids", "--workers", "1", "--out", "out"}, inputs...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the build is under way: its stage directory exists.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		stages, _ := filepath.Glob(filepath.Join(dir, ".out.stage-*"))
+		if len(stages) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 || stderr.String() != "bagen-data: interrupted; out unchanged\n" {
+		t.Errorf("got exit %d, stderr %q; want 130 and \"bagen-data: interrupted; out unchanged\"", code, stderr.String())
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "out", "manifest.json"))
+	if !bytes.Equal(before, after) || len(before) == 0 {
+		t.Errorf("the interrupted build changed out/manifest.json")
+	}
+}
+
+// reward serve says it is draining on the first signal and stops at once
+// on the second.
+func TestRewardServeSecondSignal(t *testing.T) {
+	cmd := childCommand(t, t.TempDir(), "reward", "serve", "--addr", "127.0.0.1:0", "--drain-grace", "20s", "--drain-timeout", "30s")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	next := func() string {
+		select {
+		case l := <-lines:
+			return l
+		case <-time.After(20 * time.Second):
+			t.Fatal("no line from reward serve within 20s")
+		}
+		return ""
+	}
+	if l := next(); !strings.HasPrefix(l, "reward: serving on http://127.0.0.1:") {
+		t.Fatalf("first line %q", l)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	if l, want := next(), "reward: draining: /healthz answers 503 for 20s, then requests in flight finish (at most 30s in all); interrupt again to stop at once"; l != want {
+		t.Errorf("after the first signal: %q, want %q", l, want)
+	}
+	start := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	if l := next(); l != "bagen-data: stopped at once" {
+		t.Errorf("after the second signal: %q", l)
+	}
+	cmd.Wait()
+	if code, took := cmd.ProcessState.ExitCode(), time.Since(start); code != 130 || took > 5*time.Second {
+		t.Errorf("exit %d after %v; want 130 at once", code, took)
 	}
 }

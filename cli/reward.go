@@ -111,6 +111,16 @@ func runRewardServe(c *ucli.Context) error {
 		return fmt.Errorf("reward serve: %w", err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "reward: serving on http://%s\n", ln.Addr())
+	served := make(chan struct{})
+	defer close(served)
+	go func() {
+		select {
+		case <-c.Context.Done():
+			fmt.Fprintf(c.App.ErrWriter, "reward: draining: /healthz answers 503 for %v, then requests in flight finish (at most %v in all); interrupt again to stop at once\n",
+				cfg.DrainGrace, cfg.DrainTimeout)
+		case <-served:
+		}
+	}()
 	if err := server.Serve(c.Context, ln, cfg); err != nil {
 		return fmt.Errorf("reward serve: %w", err)
 	}
