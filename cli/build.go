@@ -108,10 +108,11 @@ func runBuild(c *ucli.Context) error {
 	m, err := dataset.Build(c.Context, srcs, c.String("out"), cfg)
 	bar.done()
 	if err != nil {
-		return withFlagHints(err, "pass --budget N")
+		return withSkipped(withFlagHints(err, "pass --budget N"), srcs)
 	}
 	if !c.Bool("quiet") {
 		printSummary(c.App.Writer, c.String("out"), m)
+		printSkipped(c.App.Writer, srcs[0].Options)
 	}
 	return nil
 }

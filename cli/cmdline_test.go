@@ -333,3 +333,30 @@ func TestRewardServeSecondSignal(t *testing.T) {
 		t.Errorf("exit %d after %v; want 130 at once", code, took)
 	}
 }
+
+// A trajectory pretty-printed over several lines is read; in an input
+// directory, files that hold no trajectory are skipped and counted; a
+// previous build's output directory says what it skipped.
+func TestMultiLineJSONAndSkippedFiles(t *testing.T) {
+	dir := t.TempDir()
+	pretty := "{\n  \"custom_id\": \"a\",\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"x\", \"tokens\": 3},\n" +
+		"    {\"role\": \"assistant\", \"content\": \"y\", \"tokens\": 2}\n  ],\n  \"metadata\": {\"success\": true}\n}\n"
+	os.WriteFile(filepath.Join(dir, "one.json"), []byte(pretty), 0o644)
+	r := bagen(t, dir, "convert", "-q", "-i", "one.json", "-o", "-")
+	want := `{"custom_id":"a","messages":[{"role":"user","content":"x","tokens":3},{"role":"assistant","content":"y","tokens":2}],"metadata":{"success":true,"outcome_source":"score"}}` + "\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("convert one.json: exit %d, stderr %q, stdout %q; want %q", r.code, r.stderr, r.stdout, want)
+	}
+	in := filepath.Join(dir, "in")
+	os.Mkdir(in, 0o755)
+	fixtureFile(t, in, "rollouts/searchr1/noise0.50.jsonl.zst")
+	os.WriteFile(filepath.Join(in, "config.json"), []byte("{\n  \"lr\": 0.1\n}\n"), 0o644)
+	r = bagen(t, dir, "build", "-i", "in", "-o", "out")
+	if r.code != 0 || !strings.HasSuffix(r.stdout, "\nskipped 1 file(s) in input directories that hold no trajectory: in/config.json\n") {
+		t.Errorf("build -i in: exit %d, stderr %q, stdout\n%s", r.code, r.stderr, r.stdout)
+	}
+	bagen(t, dir, "build", "-q", "-i", "out", "-o", "again").oneLine(t, 1,
+		"bagen-data: no valid trajectories in the input (skipped 1 file(s) in input directories that hold no trajectory: out/manifest.json)")
+	bagen(t, dir, "build", "-q", "-i", "in/config.json", "-o", "again").oneLine(t, 1,
+		"bagen-data: in/config.json:1: custom_id: missing")
+}

@@ -85,7 +85,7 @@ func runProbes(c *ucli.Context) error {
 	}
 	rs, err := probes.ReadReplays(c.Context, srcs, cfg.read)
 	if err != nil {
-		return withFlagHints(err, "")
+		return withSkipped(withFlagHints(err, ""), srcs)
 	}
 	rows, sum, err := probeRows(rs, cfg)
 	if err != nil {
@@ -96,6 +96,7 @@ func runProbes(c *ucli.Context) error {
 	}
 	if !c.Bool("quiet") {
 		sum.print(c.App.Writer, c.String("out"))
+		printSkipped(c.App.Writer, srcs[0].Options)
 	}
 	return nil
 }
