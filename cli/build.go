@@ -42,7 +42,7 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 		&ucli.BoolFlag{Name: "think", Usage: "add a templated <think> to SFT answers and ask for one in the probe", DisableDefaultText: true},
 		&ucli.StringFlag{Name: "split", Value: "40/50/10", Usage: "trajectory split `SFT/RL/EVAL` in percent"},
 		&ucli.StringFlag{Name: "split-by", Value: "instance", Usage: "split `UNIT`: instance (trajectories with the same first user message share a split, so no eval prompt repeats a training prompt) or trajectory"},
-		&ucli.Uint64Flag{Name: "seed", Value: 42, Usage: "`SEED` of the split, balancing and shuffles"},
+		seedFlag("of the split, balancing and shuffles"),
 		&ucli.IntFlag{Name: "oversample-possible", Value: 2, Usage: "`N` copies of each possible probe in the SFT and RL splits"},
 		&ucli.Float64Flag{Name: "balance-ratio", Value: 1.0, Usage: "keep at most `R` × possible impossible probes in the SFT and RL splits (0: no cap)"},
 		&ucli.BoolFlag{Name: "balance-eval", Usage: "balance the eval split too (default: its natural class ratio)", DisableDefaultText: true},
@@ -50,7 +50,7 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 		&ucli.BoolFlag{Name: "skip-invalid", Usage: "skip malformed trajectories (counted in the summary and manifest) instead of failing", DisableDefaultText: true},
 		&ucli.StringFlag{Name: "system-prompt", Usage: "system `TEXT` replacing the task preset's"},
 		&ucli.StringFlag{Name: "system-prompt-file", Usage: "read the system prompt from `FILE`"},
-		&ucli.IntFlag{Name: "workers", Usage: "`N` parallel workers", DefaultText: "all cores"},
+		&ucli.IntFlag{Name: "workers", Usage: "`N` parallel workers; the output does not depend on it", DefaultText: "all cores"},
 		quietFlag,
 	}, readFlags...),
 	Action: runBuild,
@@ -68,8 +68,17 @@ func newCompatFlag(usage string) *ucli.StringFlag {
 }
 
 var tokenizerFlag = &ucli.StringFlag{
-	Name:  "tokenizer",
-	Usage: "token counter for counts the logs do not record: a tokenizer.json `PATH`, ollama:MODEL or hf:REPO (default: Qwen's, cached by `make tokenizer`, when present)",
+	Name:        "tokenizer",
+	Usage:       "token counter `SPEC` for counts the logs do not record: a tokenizer.json path, ollama:MODEL or hf:REPO",
+	DefaultText: "Qwen's, cached by make tokenizer, when present",
+}
+
+// DefaultSeed is the default --seed of every command.
+const DefaultSeed = 42
+
+// seedFlag is --seed with what it seeds.
+func seedFlag(what string) *ucli.Uint64Flag {
+	return &ucli.Uint64Flag{Name: "seed", Value: DefaultSeed, Usage: "`SEED` " + what}
 }
 
 var quietFlag = &ucli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar or summary", DisableDefaultText: true}

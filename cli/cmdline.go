@@ -346,8 +346,14 @@ var outputFlags = map[string]outputKind{
 
 // output is one output of the command line, checked before any work.
 type output struct {
-	flag, path string
-	kind       outputKind
+	command, flag, path string
+	kind                outputKind
+}
+
+// changedNotes are added to the errors of flags whose meaning changed, for
+// the command lines written before.
+var changedNotes = map[string]string{
+	"validate --json": " (--json takes the report's FILE now, - for standard output; the dataset goes after the flags)",
 }
 
 // outputs are the command's outputs: the values given, else the defaults.
@@ -373,7 +379,7 @@ func (inv *invocation) outputs(app *ucli.App) []output {
 			path = d.GetValue()
 		}
 		if path != "" {
-			outs = append(outs, output{flag: name, path: path, kind: kind})
+			outs = append(outs, output{command: inv.name(), flag: name, path: path, kind: kind})
 		}
 	}
 	return outs
@@ -401,7 +407,7 @@ func checkOutputs(outs []output) error {
 		}
 		seen[o.path] = o.flag
 		if err != nil {
-			errs = append(errs, fmt.Errorf("--%s: %w", o.flag, err))
+			errs = append(errs, fmt.Errorf("--%s: %w%s", o.flag, err, changedNotes[o.command+" --"+o.flag]))
 		}
 	}
 	return errors.Join(errs...)

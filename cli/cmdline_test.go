@@ -360,3 +360,30 @@ func TestMultiLineJSONAndSkippedFiles(t *testing.T) {
 	bagen(t, dir, "build", "-q", "-i", "in/config.json", "-o", "again").oneLine(t, 1,
 		"bagen-data: in/config.json:1: custom_id: missing")
 }
+
+// One meaning per flag name: --json is a FILE ("-" for stdout) in validate
+// as in eval; --data takes the directory build wrote wherever it takes a
+// parquet file; validate takes --input like the other readers.
+func TestOneVocabulary(t *testing.T) {
+	dir := t.TempDir()
+	if r := bagen(t, dir, "build", "-q", "--out", "out"); r.code != 0 {
+		t.Fatalf("build: %s", r.stderr)
+	}
+	stdout := bagen(t, dir, "validate", "out", "--json", "-")
+	file := bagen(t, dir, "validate", "-i", "out", "--json", "report.json")
+	saved, _ := os.ReadFile(filepath.Join(dir, "report.json"))
+	if stdout.code != 0 || file.code != 0 || !strings.HasPrefix(stdout.stdout, "{\n  \"files\": [") || string(saved) != stdout.stdout || file.stdout != "" {
+		t.Errorf("validate --json: exit %d/%d, stdout %.40q, file %.40q", stdout.code, file.code, stdout.stdout, saved)
+	}
+	bagen(t, dir, "validate", "--json", "out").oneLine(t, 1, "bagen-data: validate: --json: out: not a regular file (a directory); refusing to replace it"+
+		" (--json takes the report's FILE now, - for standard output; the dataset goes after the flags)")
+	preds := filepath.Join(dir, "preds.jsonl")
+	os.WriteFile(preds, nil, 0o644)
+	byDir := bagen(t, dir, "reward", "score", "--data", "out", "--predictions", preds)
+	byFile := bagen(t, dir, "reward", "score", "--data", "out/eval/test.parquet", "--predictions", preds)
+	if byDir.code != 0 || byDir.stdout != byFile.stdout || !strings.Contains(byDir.stdout, "data rows: 245 ") {
+		t.Errorf("reward score --data out: exit %d, %s\nwant as --data out/eval/test.parquet:\n%s", byDir.code, byDir.stdout+byDir.stderr, byFile.stdout)
+	}
+	bagen(t, dir, "grpo", "train", "--data", "out/eval/test.parquet", "--out", "run").oneLine(t, 1,
+		"bagen-data: grpo train: --data out/eval/test.parquet: want the directory build wrote (sft/, rl/, eval/), not a file")
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/ollama/ollama/api"
@@ -32,7 +33,7 @@ var (
 	modelFlag = &ucli.StringFlag{Name: "model", Value: "qwen2.5:7b-instruct", Usage: "Ollama `MODEL` whose embeddings the head reads"}
 	cacheFlag = &ucli.StringFlag{Name: "cache", Usage: "embedding cache `DIR` (default: $BAGEN_DATA_CACHE/embeddings, else ~/.cache/bagen-data/embeddings)"}
 	numCtx    = &ucli.IntFlag{Name: "num-ctx", Value: 8192, Usage: "context length the model embeds with, in `TOKENS` (longer prompts are truncated)"}
-	embedConc = &ucli.IntFlag{Name: "concurrency", Value: 2, Usage: "embedding requests in flight"}
+	embedConc = &ucli.IntFlag{Name: "concurrency", Value: 2, Usage: "`N` embedding requests in flight"}
 )
 
 var grpoTrain = &ucli.Command{
@@ -40,7 +41,7 @@ var grpoTrain = &ucli.Command{
 	Usage:     "SFT warm start (or --init random), then GRPO, with a checkpoint and an eval after every epoch",
 	UsageText: "bagen-data grpo train --data DIR --out DIR [--model MODEL] [--init sft|random] [--resume] ...",
 	Flags: []ucli.Flag{
-		&ucli.StringFlag{Name: "data", Usage: "dataset `DIR` written by build (sft/, rl/, eval/)"},
+		&ucli.StringFlag{Name: "data", Usage: "dataset `PATH`: the directory build wrote (sft/, rl/, eval/)"},
 		&ucli.StringFlag{Name: "out", Usage: "output `DIR`: checkpoints, train.jsonl, plot.html, eval.json"},
 		modelFlag,
 		&ucli.StringFlag{Name: "init", Value: grpo.InitSFT, Usage: "sft (warm start) or random (zero-RL)"},
@@ -56,7 +57,7 @@ var grpoTrain = &ucli.Command{
 		&ucli.Float64Flag{Name: "clip", Value: 0.2, Usage: "surrogate clip ε (0: no clipping)"},
 		&ucli.IntFlag{Name: "hidden", Value: 64, Usage: "head MLP width"},
 		&ucli.IntFlag{Name: "bins", Value: grpo.DefaultBins, Usage: "log-spaced interval centre bins"},
-		&ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the weights, shuffles and sampling"},
+		seedFlag("of the weights, shuffles and sampling"),
 		&ucli.BoolFlag{Name: "resume", Usage: "continue from the latest checkpoint in --out (only --epochs may change)"},
 		&ucli.StringFlag{Name: "name", Usage: "run `NAME` in eval.json (default: the --out directory's name)"},
 		cacheFlag, numCtx, embedConc, quietFlag,
@@ -108,6 +109,9 @@ func runGRPOTrain(c *ucli.Context) error {
 		return fmt.Errorf("grpo train: unexpected argument %q", c.Args().First())
 	case data == "" || out == "":
 		return errors.New("grpo train: --data DIR and --out DIR are required")
+	}
+	if fi, err := os.Stat(data); err == nil && !fi.IsDir() {
+		return fmt.Errorf("grpo train: --data %s: want the directory build wrote (sft/, rl/, eval/), not a file", data)
 	}
 	cfg, err := grpoConfig(c)
 	if err != nil {
@@ -183,7 +187,7 @@ var grpoEval = &ucli.Command{
 	UsageText: "bagen-data grpo eval --checkpoint DIR --data eval/test.parquet [--json FILE] [--predictions-out FILE]",
 	Flags: []ucli.Flag{
 		&ucli.StringFlag{Name: "checkpoint", Usage: "a checkpoint `DIR`, or a grpo train --out directory (its latest checkpoint)"},
-		&ucli.StringFlag{Name: "data", Usage: "eval probes `FILE` (eval/test.parquet)"},
+		dataFlag("eval probes"),
 		&ucli.StringFlag{Name: "model", Usage: "Ollama `MODEL` (default: the one the checkpoint was trained on)"},
 		&ucli.StringFlag{Name: "json", Usage: "write the eval.Run (every number) to `FILE`"},
 		&ucli.StringFlag{Name: "predictions-out", Usage: "write the answers as predictions JSONL to `FILE`"},
@@ -194,7 +198,7 @@ var grpoEval = &ucli.Command{
 }
 
 func runGRPOEval(c *ucli.Context) error {
-	ckpt, data := c.String("checkpoint"), c.String("data")
+	ckpt, data := c.String("checkpoint"), dataFile(c.String("data"))
 	if ckpt == "" || data == "" {
 		return errors.New("grpo eval: --checkpoint DIR and --data FILE are required")
 	}

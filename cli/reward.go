@@ -39,10 +39,10 @@ are one probe. A probe without a prediction is scored as an unparseable
 answer; it and predictions with no data row are listed on stderr and
 counted; --strict makes them an error.`,
 	Flags: []ucli.Flag{
-		&ucli.StringFlag{Name: "data", Required: true, Usage: "RL or eval parquet `FILE`"},
+		withRequired(dataFlag("RL or eval probes")),
 		&ucli.StringFlag{Name: "predictions", Required: true, Usage: "predictions JSONL `FILE`"},
 		&ucli.StringFlag{Name: "out", Usage: "write per-row rewards and details to this JSONL `FILE`"},
-		&ucli.StringFlag{Name: "rule", Value: "train", Usage: "train (1.8/0.2, the RL reward) or paper (the evaluation score S)"},
+		&ucli.StringFlag{Name: "rule", Value: "train", Usage: "reward `RULE`: train (1.8/0.2, the RL reward) or paper (the evaluation score S)"},
 		&ucli.BoolFlag{Name: "strict", Usage: "fail when predictions and data rows do not match one to one"},
 	},
 	Action: runRewardScore,
@@ -62,7 +62,7 @@ balancer.`,
 	Flags: []ucli.Flag{
 		&ucli.StringFlag{Name: "addr", Value: "127.0.0.1:8000", Usage: "listen `ADDRESS`"},
 		&ucli.Int64Flag{Name: "max-body", Value: server.DefaultMaxBody, Usage: "largest request body in `BYTES`"},
-		&ucli.StringFlag{Name: "rule", Value: "train", Usage: "train (1.8/0.2) or paper (weights 1/0)"},
+		&ucli.StringFlag{Name: "rule", Value: "train", Usage: "reward `RULE`: train (1.8/0.2) or paper (weights 1/0)"},
 		&ucli.DurationFlag{Name: "read-timeout", Value: server.DefaultTimeout, Usage: "limit on reading a request"},
 		&ucli.DurationFlag{Name: "write-timeout", Value: server.DefaultTimeout, Usage: "limit on handling and writing a response"},
 		&ucli.DurationFlag{Name: "idle-timeout", Value: server.DefaultTimeout, Usage: "limit on an idle keep-alive connection"},
@@ -144,6 +144,9 @@ type scoredRow struct {
 func runRewardScore(c *ucli.Context) error {
 	rule, err := ruleFlag(c)
 	if err != nil {
+		return err
+	}
+	if err := c.Set("data", dataFile(c.String("data"))); err != nil {
 		return err
 	}
 	rows, err := dataset.ReadRL(c.String("data"))
