@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 
 	ucli "github.com/urfave/cli/v2"
@@ -123,6 +124,7 @@ func runBuild(c *ucli.Context) error {
 		printSummary(c.App.Writer, c.String("out"), m)
 		printSkipped(c.App.Writer, srcs[0].Options)
 	}
+	warnOneClass(c.App.ErrWriter, m)
 	return nil
 }
 
@@ -322,6 +324,21 @@ func buildSources(c *ucli.Context, task string) ([]probes.Source, error) {
 	return srcs, nil
 }
 
+// warnOneClass warns, as validate does, about splits with probes of one
+// class only: F1 and the recall of the absent class are undefined there.
+func warnOneClass(w io.Writer, m *dataset.Manifest) {
+	for _, s := range []struct {
+		name string
+		st   dataset.SplitStats
+	}{{dataset.SplitSFT, m.Splits.SFT}, {dataset.SplitRL, m.Splits.RL}, {dataset.SplitEval, m.Splits.Eval}} {
+		p := s.st.Probes
+		if p.Possible+p.Impossible > 0 && (p.Possible == 0 || p.Impossible == 0) {
+			fmt.Fprintf(w, "warning: the %s split has %d possible and %d impossible probes: F1 and the recall of the absent class are undefined (logs with failed or over-budget rollouts, or a smaller --budget)\n",
+				s.name, p.Possible, p.Impossible)
+		}
+	}
+}
+
 func printSummary(w io.Writer, dir string, m *dataset.Manifest) {
 	fmt.Fprintf(w, "%d trajectories from %d input file(s)", m.Trajectories, len(m.Inputs))
 	if m.Invalid.Count > 0 {
@@ -346,9 +363,9 @@ func printSummary(w io.Writer, dir string, m *dataset.Manifest) {
 		name string
 		st   dataset.SplitStats
 	}{{dataset.SplitSFT, m.Splits.SFT}, {dataset.SplitRL, m.Splits.RL}, {dataset.SplitEval, m.Splits.Eval}} {
-		fmt.Fprintf(tw, "%s\t%d\t%d/%d\t%d/%d\t%d\t%d\t%s/%s\t\n", s.name, s.st.Trajectories.Total(),
+		fmt.Fprintf(tw, "%s\t%d\t%d/%d\t%d/%d\t%d\t%d\t%s\t\n", s.name, s.st.Trajectories.Total(),
 			s.st.Probes.Possible, s.st.Probes.Impossible, s.st.Rows.Possible, s.st.Rows.Impossible,
-			s.st.Duplicates, s.st.Downsampled, dir, s.st.File)
+			s.st.Duplicates, s.st.Downsampled, filepath.Join(dir, filepath.FromSlash(s.st.File)))
 	}
 	tw.Flush()
 }

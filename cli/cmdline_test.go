@@ -191,7 +191,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"build", "--out"}, "bagen-data: build: --out needs a value (DIR)"},
 		{[]string{"build", "--seed", "abc"}, `bagen-data: build: invalid value "abc" for --seed: parse error`},
 		{[]string{"convert", "-i", "x.jsonl"}, "bagen-data: convert: missing --out FILE"},
-		{[]string{"reward", "score"}, "bagen-data: reward score: missing --data FILE and --predictions FILE"},
+		{[]string{"reward", "score"}, "bagen-data: reward score: missing --data PATH and --predictions FILE"},
 		{[]string{"fixtures", "sokoban"}, "bagen-data: fixtures sokoban: missing --out FILE"},
 		{[]string{"eval", "--predictions", "p.jsonl"}, "bagen-data: eval: --data is required (the eval/test.parquet to score)"},
 	} {
@@ -210,7 +210,9 @@ func TestTaskFromRecords(t *testing.T) {
 	dir := t.TempDir()
 	sr := fixtureFile(t, dir, "rollouts/searchr1/noise0.50.jsonl.zst")
 	sk := fixtureFile(t, dir, "rollouts/sokoban/6x6_noise0.30.jsonl.zst")
-	if r := bagen(t, dir, "build", "-q", "-i", sr, "-o", "sr"); r.code != 0 || r.stderr != "" {
+	// The fixture's SFT split happens to hold no impossible probe: build says so.
+	oneClass := "warning: the sft split has 25 possible and 0 impossible probes: F1 and the recall of the absent class are undefined (logs with failed or over-budget rollouts, or a smaller --budget)\n"
+	if r := bagen(t, dir, "build", "-q", "-i", sr, "-o", "sr"); r.code != 0 || r.stderr != oneClass {
 		t.Fatalf("build: exit %d, stderr %q", r.code, r.stderr)
 	}
 	rows, err := dataset.ReadRL(filepath.Join(dir, "sr", "eval", "test.parquet"))
@@ -233,7 +235,7 @@ func TestTaskFromRecords(t *testing.T) {
 	bagen(t, dir, "probes", "-q", "-i", sk, "-i", sr, "-o", "mix.parquet").oneLine(t, 1,
 		"bagen-data: probes: inputs mix tasks: "+sk+":1 says sokoban, "+sr+":1 says searchr1; build each task on its own")
 	r := bagen(t, dir, "build", "-q", "-i", sr, "--task", "sokoban", "-o", "forced")
-	if want := "warning: --task sokoban overrides task searchr1, which " + sr + ":1 names\n"; r.code != 0 || r.stderr != want {
+	if want := "warning: --task sokoban overrides task searchr1, which " + sr + ":1 names\n"; r.code != 0 || !strings.HasPrefix(r.stderr, want) {
 		t.Errorf("--task sokoban on Search-R1 logs: exit %d, stderr %q; want 0 and %q", r.code, r.stderr, want)
 	}
 	rows, _ = dataset.ReadRL(filepath.Join(dir, "forced", "eval", "test.parquet"))
@@ -386,4 +388,42 @@ func TestOneVocabulary(t *testing.T) {
 	}
 	bagen(t, dir, "grpo", "train", "--data", "out/eval/test.parquet", "--out", "run").oneLine(t, 1,
 		"bagen-data: grpo train: --data out/eval/test.parquet: want the directory build wrote (sft/, rl/, eval/), not a file")
+}
+
+// Feedback where users wait: Ollama not running is said at once with what
+// to do; a build whose splits lack impossible probes warns; --out data/
+// prints clean paths.
+func TestFeedback(t *testing.T) {
+	dir := t.TempDir()
+	var lines strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&lines, `{"custom_id":"t%d","budget":1000,"messages":[{"role":"user","content":"go %d","tokens":10},{"role":"assistant","content":"a","tokens":5},{"role":"user","content":"b","tokens":10},{"role":"assistant","content":"c","tokens":5}],"metadata":{"success":true}}`+"\n", i, i)
+	}
+	os.WriteFile(filepath.Join(dir, "easy.jsonl"), []byte(lines.String()), 0o644)
+	r := bagen(t, dir, "build", "-i", "easy.jsonl", "--out", "data/")
+	wantErr := ""
+	for _, s := range []struct {
+		name string
+		n    int
+	}{{"sft", 8}, {"rl", 10}, {"eval", 2}} {
+		wantErr += fmt.Sprintf("warning: the %s split has %d possible and 0 impossible probes: F1 and the recall of the absent class are undefined (logs with failed or over-budget rollouts, or a smaller --budget)\n", s.name, s.n)
+	}
+	if r.code != 0 || r.stderr != wantErr {
+		t.Errorf("build of all-possible logs: exit %d, stderr\n%s\nwant\n%s", r.code, r.stderr, wantErr)
+	}
+	if !strings.Contains(r.stdout, " data/sft/train.parquet\n") || strings.Contains(r.stdout, "//") {
+		t.Errorf("--out data/: summary\n%s\nwant data/sft/train.parquet, no //", r.stdout)
+	}
+	cmd := childCommand(t, dir, "eval", "--data", "data", "--ollama", "qwen")
+	cmd.Env = append(cmd.Env, "OLLAMA_HOST=127.0.0.1:1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	cmd.Run()
+	want := "bagen-data: eval: ollama: dial tcp 127.0.0.1:1: connect: connection refused " +
+		"(is Ollama running at http://127.0.0.1:1? start it with `ollama serve`, or set OLLAMA_HOST to where it listens)\n"
+	if took := time.Since(start); stderr.String() != want || took > 3*time.Second {
+		t.Errorf("eval --ollama without Ollama: %q after %v; want at once %q", stderr.String(), took, want)
+	}
+
 }

@@ -25,7 +25,8 @@ func TestConvertThenBuildEqualsBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "3 trajectories from 5 file(s) to " + conv + "\nformats: mini-swe-agent 3\noutcome from: results 3\n"
+	want := "3 trajectories from 5 file(s) to " + conv + "\nformats: mini-swe-agent 3\noutcome from: results 3\n" +
+		"skipped 2 file(s) in input directories that hold no trajectory: " + agentRuns + "/mini1/preds.json, " + agentRuns + "/mini2/preds.json\n"
 	if out != want {
 		t.Errorf("convert summary:\n%s\nwant:\n%s", out, want)
 	}
@@ -90,7 +91,8 @@ func TestConvertWarnsOnExitStatusAndCountsReplacements(t *testing.T) {
 	}
 	want := "3 trajectories from 4 file(s) to " + conv + "\nformats: mini-swe-agent 2, rollout 1\noutcome from: exit_status 2, none 1\n" +
 		"invalid UTF-8: 1 sequences replaced with U+FFFD\n" +
-		"warning: 1 trajectories count as successful because the agent submitted; that is not a verified resolution (pass the SWE-bench report with --results)\n"
+		"warning: 1 trajectories count as successful because the agent submitted; that is not a verified resolution (pass the SWE-bench report with --results)\n" +
+		"skipped 1 file(s) in input directories that hold no trajectory: " + agentRuns + "/mini2/preds.json\n"
 	if out != want {
 		t.Errorf("summary:\n%s\nwant:\n%s", out, want)
 	}

@@ -246,6 +246,9 @@ func modelClient(c *ucli.Context, model, endpoint string) (predict.Client, error
 		if err != nil {
 			return nil, fmt.Errorf("ollama: %w", err)
 		}
+		if err := checkOllama(c.Context); err != nil {
+			return nil, err
+		}
 		return &predict.Ollama{API: api, Model: model, Temperature: c.Float64("temperature"),
 			NumPredict: c.Int("max-tokens"), Seed: int64(c.Uint64("seed"))}, nil
 	}

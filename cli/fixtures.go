@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -86,7 +87,15 @@ func runFixtures(newGen fixtureGen) ucli.ActionFunc {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		st, err := fixtures.WriteFile(c.Context, c.String("out"), c.Int("n"), c.Int("workers"), gen)
+		bar, n := newProgress(c.Bool("quiet")), c.Int("n")
+		var done atomic.Int64
+		counted := func(i int) (fixtures.Trajectory, error) {
+			t, err := gen(i)
+			bar.update(name, done.Add(1), int64(n))
+			return t, err
+		}
+		st, err := fixtures.WriteFile(c.Context, c.String("out"), n, c.Int("workers"), counted)
+		bar.done()
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}

@@ -127,7 +127,7 @@ func runGRPOTrain(c *ucli.Context) error {
 	}
 	res, st, err := grpo.TrainDir(c.Context, enc, data, cfg, grpo.Options{Out: out, Resume: c.Bool("resume"), Progress: progress, Name: c.String("name")})
 	if err != nil {
-		return fmt.Errorf("grpo train: %w", err)
+		return fmt.Errorf("grpo train: %w", withOllamaHint(err))
 	}
 	fmt.Fprintf(c.App.Writer, "grpo: %s: train reward expected %s (untrained %s), greedy %s (untrained %s); eval R %s, Acc %s, Cover %s\n",
 		out, res.Train.Expected.Fixed(3), res.Initial.Expected.Fixed(3), res.Train.Reward.Fixed(3), res.Initial.Reward.Fixed(3),
@@ -151,6 +151,9 @@ func grpoEncoder(c *ucli.Context) (*grpo.Encoder, error) {
 	client, err := api.ClientFromEnvironment()
 	if err != nil {
 		return nil, fmt.Errorf("grpo: ollama: %w", err)
+	}
+	if err := checkOllama(c.Context); err != nil {
+		return nil, fmt.Errorf("grpo: %w", err)
 	}
 	cache := c.String("cache")
 	if cache == "" {
@@ -235,7 +238,7 @@ func grpoEvalRun(c *ucli.Context, st *grpo.State, data string) (eval.Run, []byte
 	}
 	m, preds, err := grpo.EvaluateFile(c.Context, enc, st, data)
 	if err != nil {
-		return eval.Run{}, nil, fmt.Errorf("grpo eval: %w", err)
+		return eval.Run{}, nil, fmt.Errorf("grpo eval: %w", withOllamaHint(err))
 	}
 	name := c.String("name")
 	if name == "" {
