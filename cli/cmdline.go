@@ -101,6 +101,9 @@ func normalize(app *ucli.App, args []string) ([]string, *invocation, error) {
 			}
 			i++
 			value = rest[i]
+			if strings.HasPrefix(value, "--") && len(value) > 2 {
+				return nil, inv, &UsageError{inv.name(), fmt.Sprintf("--%s needs a value (%s), got the flag %s", name, placeholder(f), value)}
+			}
 			tokens = append(tokens, value)
 		}
 		inv.given[f.Names()[0]] = append(inv.given[f.Names()[0]], value)

@@ -51,7 +51,7 @@ counted; --strict makes them an error.`,
 var rewardServe = &ucli.Command{
 	Name:      "serve",
 	Usage:     "serve the rule reward over HTTP (OpenRLHF, slime, batch)",
-	UsageText: "bagen-data reward serve [--addr 127.0.0.1:8000] [--max-body 64MiB] [--drain-grace 5s] [--log-requests]",
+	UsageText: "bagen-data reward serve [--addr 127.0.0.1:8000] [--max-body 67108864] [--drain-grace 5s] [--log-requests]",
 	Description: `Routes: POST /get_reward (OpenRLHF --remote_rm_url), POST /slime (slime
 --rm-url), POST /v1/rewards (batch), GET /healthz, GET /metrics (Prometheus).
 SIGINT or SIGTERM drains: /healthz turns 503 and responses carry
