@@ -103,15 +103,15 @@ func shellWords(s string) []string {
 // readmeNotRun are README command lines that the test checks for syntax
 // but does not run, each with the reason; keyed by a prefix of the line.
 var readmeNotRun = map[string]string{
-	"bagen-data convert -i runs/":                             "illustrative: the reader's own agent runs and harness report",
-	"bagen-data validate --max-examples 3 leaky/":             "illustrative: a dataset made leaky by hand to show the findings (exits 1 by design)",
-	"bagen-data validate handmade/":                           "illustrative: a hand-made file with wrong labels to show the findings (exits 1 by design)",
-	"bagen-data eval --data out/eval/test.parquet --endpoint": "needs a Chat Completions server (vLLM, OpenAI)",
-	"bagen-data eval --compare qwen.json gpt.json":            "compares the outputs of the two endpoint runs above",
-	"bagen-data eval --data small/test.parquet --ollama":      "needs a running Ollama serving the tiny model (TestGRPOEndToEnd runs eval --ollama)",
-	"bagen-data grpo ":                                        "needs a running Ollama (TestGRPOEndToEnd runs grpo train and grpo eval)",
-	"bagen-data eval --compare zero/eval.json run/eval.json":  "compares the outputs of the grpo runs above",
-	"bagen-data reward serve":                                 "a server: TestRewardServeSecondSignal and the reward/server tests run it",
+	"bagen-data convert -i runs/":                               "illustrative: the reader's own agent runs and harness report",
+	"bagen-data validate --max-examples 3 leaky/":               "illustrative: a dataset made leaky by hand to show the findings (exits 1 by design)",
+	"bagen-data validate handmade/":                             "illustrative: a hand-made file with wrong labels to show the findings (exits 1 by design)",
+	"bagen-data eval --data out/eval/test.parquet --endpoint":   "needs a Chat Completions server (vLLM, OpenAI)",
+	"bagen-data eval --compare --report compare.html qwen.json": "compares the outputs of the two endpoint runs above",
+	"bagen-data eval --data small/test.parquet --ollama":        "needs a running Ollama serving the tiny model (TestGRPOEndToEnd runs eval --ollama)",
+	"bagen-data grpo ":                                          "needs a running Ollama (TestGRPOEndToEnd runs grpo train and grpo eval)",
+	"bagen-data eval --compare zero/eval.json run/eval.json":    "compares the outputs of the grpo runs above",
+	"bagen-data reward serve":                                   "a server: TestRewardServeSecondSignal and the reward/server tests run it",
 }
 
 // isSynopsis reports whether a line is a usage form ([optional],
@@ -181,15 +181,26 @@ func parses(args []string) error {
 	if err != nil {
 		return err
 	}
-	leaf := inv.leaf()
-	if leaf == nil {
+	if inv.leaf() == nil {
 		return fmt.Errorf("no command")
 	}
-	c := *leaf
-	c.Action = func(*ucli.Context) error { return nil }
-	c.Before, c.After = nil, nil
-	*inv.path[len(inv.path)-1] = c
-	defer func() { *inv.path[len(inv.path)-1] = *leaf }()
+	// The same command tree, with the commands along the path copied and
+	// the named one's action replaced: the shared commands stay as they are.
+	cmds := &app.Commands
+	for i, c := range inv.path {
+		cp := *c
+		if i == len(inv.path)-1 {
+			cp.Action, cp.Before, cp.After = func(*ucli.Context) error { return nil }, nil, nil
+		}
+		list := append([]*ucli.Command{}, (*cmds)...)
+		for j := range list {
+			if list[j] == c {
+				list[j] = &cp
+			}
+		}
+		*cmds = list
+		cmds = &cp.Subcommands
+	}
 	app.Writer, app.ErrWriter = io.Discard, io.Discard
 	return app.Run(argv)
 }

@@ -65,6 +65,9 @@ var (
 		"concurrency": "8 requests for eval's remote model, 2 for grpo's local embeddings",
 		"model":       "grpo train embeds with an Ollama model by default; eval's is given, grpo eval's comes from the checkpoint",
 		"tokenizer":   "fixtures must count tokens (Qwen's); build, probes and validate count with one when given or cached",
+		"addr":        "each server has its own port: reward serve 8000, grpo serve 8788",
+		"listen":      "the same flag as --addr",
+		"max-body":    "each server's largest request: batches of responses for reward serve, one probe for grpo serve",
 	}
 	perCommandKind = map[string]string{
 		"out":    "where the command writes: a directory for commands that write several files (build, grpo train), else a file",

@@ -442,6 +442,9 @@ func (s *scanner) objects() error {
 				return nil
 			}
 		}
+		if s.format.layout == session {
+			return s.session(first)
+		}
 		return s.lines(first, errors.Is(err, io.EOF))
 	}
 	rest, rerr := s.readAll(int64(len(first)))
@@ -543,6 +546,20 @@ func (s *scanner) lines(first []byte, eof bool) error {
 	}
 }
 
+// session reads the rest of a session log and emits the whole file as one
+// record; a session without any LLM call is skipped inside a directory.
+func (s *scanner) session(first []byte) error {
+	rest, err := s.readAll(int64(len(first)))
+	if err != nil {
+		return err
+	}
+	data := append(first, rest...)
+	if s.src.InDir && s.format.calls != nil && !s.format.calls(data) {
+		return nil
+	}
+	return s.emit(Position{File: s.src.Name, Index: -1}, data)
+}
+
 // line reads one line of at most s.limit bytes.
 func (s *scanner) line(n int) ([]byte, error) {
 	var buf []byte
@@ -618,6 +635,8 @@ func (s *scanner) detectArray() *Format {
 	switch {
 	case isOpenHandsEvent(first):
 		return OpenHands
+	case has(first, "content", "status") && !has(first, "role"):
+		return ClaudeTodos
 	case has(first, "role", "content"):
 		return MiniSWEAgent // a bare message list, as mini-swe-agent's own test data
 	}
