@@ -160,8 +160,17 @@ func TestFlagsAfterArguments(t *testing.T) {
 		t.Errorf("validate out --max-examples 1: exit %d, stdout\n%s\nstderr %s\nwant the output of flags first:\n%s",
 			after.code, after.stdout, after.stderr, first.stdout)
 	}
+	makePredictions(t, dir, []string{"--data", "out", "--predictions", "p.jsonl"})
+	if r := bagen(t, dir, "eval", "--data", "out", "--predictions", "p.jsonl", "--json", "a.json", "--bootstrap", "0"); r.code != 0 {
+		t.Fatalf("eval: %s", r.stderr)
+	}
+	r := bagen(t, dir, "eval", "--compare", "a.json", "a.json", "--report", "x.html")
+	page, err := os.ReadFile(filepath.Join(dir, "x.html"))
+	if r.code != 0 || err != nil || !strings.Contains(string(page), "<svg") {
+		t.Errorf("eval --compare a.json a.json --report x.html: exit %d, %s; report %v", r.code, r.stderr, err)
+	}
 	// "--" ends the flags: what follows is an argument even if it looks like a flag.
-	r := bagen(t, dir, "validate", "--", "--max-examples")
+	r = bagen(t, dir, "validate", "--", "--max-examples")
 	r.oneLine(t, 1, "bagen-data: validate: stat --max-examples: no such file or directory")
 }
 
@@ -426,4 +435,31 @@ func TestFeedback(t *testing.T) {
 		t.Errorf("eval --ollama without Ollama: %q after %v; want at once %q", stderr.String(), took, want)
 	}
 
+}
+
+// FuzzNormalize feeds arbitrary command lines to the command-line reader:
+// it never panics, and what it accepts it returns in a form that reads
+// back to the same command, flags and arguments.
+func FuzzNormalize(f *testing.F) {
+	f.Add("build -q --out out -i a.jsonl")
+	f.Add("validate out --json - --max-examples 1")
+	f.Add("help reward score")
+	f.Add("eval --compare a.json b.json --report x.html")
+	f.Add("fixtures -o x sokoban -n 3 -- -weird")
+	f.Add("biuld --ouput=x")
+	f.Fuzz(func(t *testing.T, line string) {
+		args := append([]string{"bagen-data"}, strings.Fields(line)...)
+		app := App()
+		argv, inv, err := normalize(app, args)
+		if err != nil {
+			return
+		}
+		again, inv2, err := normalize(app, argv)
+		if err != nil {
+			t.Fatalf("%q normalized to %q, which does not read back: %v", args, argv, err)
+		}
+		if fmt.Sprint(again) != fmt.Sprint(argv) || inv.name() != inv2.name() || fmt.Sprint(inv.given) != fmt.Sprint(inv2.given) {
+			t.Fatalf("%q: %q then %q", args, argv, again)
+		}
+	})
 }
