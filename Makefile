@@ -17,6 +17,7 @@ export BAGEN_DATA_CACHE := $(CACHE)
 all: build
 
 build:
+	@test -x $(BIN) || echo "building $(BIN): the first build downloads and compiles the Go dependencies (a few minutes)"
 	$(GO) build -o $(BIN) ./cmd/bagen-data
 
 ## run: build probes from the embedded Sokoban fixtures into ./out

@@ -27,7 +27,8 @@ func TestConvertThenBuildEqualsBuild(t *testing.T) {
 	}
 	want := "3 trajectories from 5 file(s) to " + conv + "\nformats: mini-swe-agent 3\n" +
 		"turns: 6 (LLM calls), 6 with usage\nusage: input 6150 (cached 2688), output 800 (reasoning 508)\n" +
-		"reasoning count recorded on 5 turn(s) (0 of them 0), absent on 1; 0 retried call(s)\noutcome from: results 3\n"
+		"reasoning count recorded on 5 turn(s) (0 of them 0), absent on 1; 0 retried call(s)\noutcome from: results 3\n" +
+		"skipped 2 file(s) in input directories that hold no trajectory: " + agentRuns + "/mini1/preds.json, " + agentRuns + "/mini2/preds.json\n"
 	if out != want {
 		t.Errorf("convert summary:\n%s\nwant:\n%s", out, want)
 	}
@@ -96,7 +97,8 @@ func TestConvertWarnsOnExitStatusAndCountsReplacements(t *testing.T) {
 		"outcome from: exit_status 2, none 1\n" +
 		"note: 1 trajectories have no outcome and count as unsuccessful (pass --results or --success-file)\n" +
 		"invalid UTF-8: 1 sequences replaced with U+FFFD\n" +
-		"warning: 1 trajectories count as successful because the agent submitted; that is not a verified resolution (pass the SWE-bench report with --results)\n"
+		"warning: 1 trajectories count as successful because the agent submitted; that is not a verified resolution (pass the SWE-bench report with --results)\n" +
+		"skipped 1 file(s) in input directories that hold no trajectory: " + agentRuns + "/mini2/preds.json\n"
 	if out != want {
 		t.Errorf("summary:\n%s\nwant:\n%s", out, want)
 	}
@@ -170,7 +172,8 @@ func TestConvertSessions(t *testing.T) {
 		"turns: 24 (LLM calls), 24 with usage\nusage: input 40200 (cached 27000), output 585 (reasoning 102)\n" +
 		"reasoning count recorded on 24 turn(s) (9 of them 0), absent on 0; 0 retried call(s)\n" +
 		"outcome from: none 5, results 4\n" +
-		"note: 5 trajectories have no outcome and count as unsuccessful (pass --results or --success-file)\n"
+		"note: 5 trajectories have no outcome and count as unsuccessful (pass --results or --success-file)\n" +
+		"skipped 1 file(s) in input directories that hold no trajectory: " + agentRuns + "/sessions/qwen/usage_record.jsonl\n"
 	if out != want {
 		t.Errorf("convert summary:\n%s\nwant:\n%s", out, want)
 	}

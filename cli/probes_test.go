@@ -392,7 +392,8 @@ func TestProbesSummaryNamesFallbacks(t *testing.T) {
 	want := "swebench: 4 rollouts (1 succeeded, 1 feasible); budget 5000 tokens; input tokens from messages 0, api 0, api-deltas 4\n" +
 		"1 turn(s) after an output with hidden reasoning the log does not record (the next request grew by less than it): its visible part estimated as the tokenizer's count of the replayed text\n" +
 		"3 turn(s) fell back to message counts: 1 without usage, 1 after a turn without usage, 1 with a cut history (the request grew by less than the previous visible output)\n" +
-		"5 candidate prefixes, 5 probes (2 possible, 3 impossible) -> " + out + "\n"
+		"5 candidate prefixes, 5 probes (2 possible, 3 impossible) -> " + out + "\n" +
+		"skipped 2 file(s) in input directories that hold no trajectory: ../rollout/testdata/harbor/job-1/config.json, ../rollout/testdata/harbor/job-1/result.json\n"
 	if stdout != want {
 		t.Errorf("stdout:\n%s\nwant:\n%s", stdout, want)
 	}

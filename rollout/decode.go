@@ -103,6 +103,7 @@ func decodeRollout(rec Record) (Trajectory, error) {
 	t.BySuccessRule = metadataSuccesses(w.Metadata, rec.Data)
 	t.Success = t.BySuccessRule[FirstPresentSuccess]
 	t.Outcome, t.Instance = metadataOutcome(w.Metadata)
+	json.Unmarshal(w.Metadata["task"], &t.Task) // a task that is not a string names none
 	return t, nil
 }
 

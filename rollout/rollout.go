@@ -122,6 +122,9 @@ type Trajectory struct {
 	// Replaced counts invalid UTF-8 sequences replaced by U+FFFD (only when
 	// Options.ReplaceInvalidUTF8 allows it; otherwise they are an error).
 	Replaced int
+	// Task is the task the log says it is from (metadata.task: sokoban,
+	// searchr1, …); "" when it does not say.
+	Task string
 }
 
 // Position is where a record sits in its input.

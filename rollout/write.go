@@ -28,6 +28,7 @@ type canonMetadata struct {
 	Success       bool    `json:"success"`
 	OutcomeSource Outcome `json:"outcome_source"`
 	InstanceID    string  `json:"instance_id,omitempty"`
+	Task          string  `json:"task,omitempty"`
 }
 
 type canonRollout struct {
@@ -51,7 +52,7 @@ func recorded(n int64) *int64 {
 // position and Replaced.
 func MarshalCanonical(t Trajectory) ([]byte, error) {
 	c := canonRollout{CustomID: t.ID, Budget: t.Budget, Messages: make([]canonMessage, len(t.Messages)),
-		Metadata: canonMetadata{Success: t.Success, OutcomeSource: t.Outcome, InstanceID: t.Instance}}
+		Metadata: canonMetadata{Success: t.Success, OutcomeSource: t.Outcome, InstanceID: t.Instance, Task: t.Task}}
 	if c.Metadata.OutcomeSource == "" {
 		c.Metadata.OutcomeSource = OutcomeNone
 	}
