@@ -431,3 +431,68 @@ func TestChainDefinitions(t *testing.T) {
 		t.Errorf("eval with one prediction, not --strict: %v", err)
 	}
 }
+
+// sessionVerdicts are outcomes for the real Claude Code, Codex and Qwen
+// Code sessions in rollout/testdata/sessions, by session id: each CLI has
+// one success and one failure among its multi-call sessions.
+const sessionVerdicts = `{
+"e2323acd-98c8-4d42-8347-1e2b64689996": true, "2c8371eb-6655-44a1-bc69-725b3de75e99": false, "3bebed2d-f54f-4e89-83a6-dd5d114f9285": true,
+"01a211cb-48e1-7dd0-a3ef-02099778bec5": true, "01a211cb-4c62-71f3-80b3-61befb1d2c6b": true, "01a211cb-515e-74d1-a384-1d58f2e0d586": false,
+"72bb854e-3fe8-407f-8aa0-0393bc89befb": false, "94bca818-e300-4748-8c37-ce37568c6f0c": true, "c26a83cc-9552-4453-aa7a-48f705d08baf": true}`
+
+// TestChainLogFormats runs the chain on every agent-log format of
+// rollout/testdata at once (mini-swe-agent, SWE-agent, OpenHands both
+// ways, Inspect, Harbor ATIF and the real Claude Code, Codex and Qwen Code
+// sessions): build on the logs and build on convert's canonical JSONL
+// write the same bytes; validate --strict accepts the build (an OpenHands
+// command without output leaves an empty observation in the history); eval
+// and reward score agree on it, and eval's early stop is the one the
+// file's extra_info gives.
+func TestChainLogFormats(t *testing.T) {
+	dir := t.TempDir()
+	verdicts := filepath.Join(dir, "verdicts.json")
+	if err := os.WriteFile(verdicts, []byte(sessionVerdicts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := []string{"--prefix-ids", "--results", "../rollout/testdata/report.json", "--success-file", verdicts}
+	for _, d := range []string{"mini0", "mini1", "mini2", "openhands", "sweagent", "inspect", "harbor", "sessions"} {
+		logs = append(logs, "-i", "../rollout/testdata/"+d)
+	}
+	canon := filepath.Join(dir, "canonical.jsonl")
+	if _, stderr, err := runReward(t.Context(), append([]string{"convert", "-q", "--out", canon}, logs...)...); err != nil {
+		t.Fatalf("convert: %v\n%s", err, stderr)
+	}
+	opts := []string{"build", "-q", "--task", "swebench", "--budget", "20000", "--tokenizer", tokenizerPath(t)}
+	direct, converted := filepath.Join(dir, "direct"), filepath.Join(dir, "converted")
+	if _, stderr, err := runReward(t.Context(), append(append(opts, "--out", direct), logs...)...); err != nil {
+		t.Fatalf("build on the logs: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := runReward(t.Context(), append(opts, "--out", converted, "-i", canon)...); err != nil {
+		t.Fatalf("build on convert's output: %v\n%s", err, stderr)
+	}
+	for _, f := range []string{dataset.SFTFile, dataset.RLFile, dataset.EvalFile} {
+		a, errA := os.ReadFile(filepath.Join(direct, f))
+		b, errB := os.ReadFile(filepath.Join(converted, f))
+		if errA != nil || errB != nil || string(a) != string(b) {
+			t.Errorf("%s: build on the logs and on convert's output differ (%v, %v)", f, errA, errB)
+		}
+	}
+	if stdout, _, err := runReward(t.Context(), "validate", "--strict", "--tokenizer", tokenizerPath(t), direct); err != nil {
+		t.Fatalf("validate --strict %s: %v\n%s", direct, err, stdout)
+	}
+	rl, ev := filepath.Join(direct, dataset.RLFile), filepath.Join(direct, dataset.EvalFile)
+	preds := filepath.Join(dir, "preds.jsonl")
+	chainPredictions(t, preds, rl, ev)
+	chainScore(t, dir, rl, preds, 26, "0.1998")
+	chainScore(t, dir, ev, preds, 8, "0.1900")
+	always := func(dataset.ExtraInfo) bool { return true }
+	halfway := func(x dataset.ExtraInfo) bool { return 2*x.ProbeAfterTurn >= x.TotalTurns }
+	// The eval split's failed runs are mini-swe-agent's sympy-11400
+	// (56 + 59 tokens, 34 left after turn 1 of 2) and the OpenHands
+	// trajectory (51 + 1351, 71 left after turn 2 of 3).
+	chainEarlyStop(t, dir, ev, "logs-impossible", always, 115+1402, 59+1351)
+	chainEarlyStop(t, dir, ev, "logs-halfway", halfway, 115+1402, 34+71)
+	// The RL split's are mini-swe-agent's astropy-12907, the Claude Code
+	// three-call session and an Inspect sample, each from its first probe.
+	chainEarlyStop(t, dir, rl, "logs-rl-impossible", always, 211+2474+106, 161+123+58)
+}
