@@ -44,6 +44,7 @@ func App() *ucli.App {
 			Fixtures,
 			GRPO,
 			Probes,
+			Guard,
 		},
 	}
 }

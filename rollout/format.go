@@ -17,6 +17,9 @@ const (
 	// document: the whole file is one JSON object, one record (a compact
 	// one-line document may also be one of several lines).
 	document
+	// events: the whole file is one record whose lines are events (a
+	// guard ledger session).
+	events
 )
 
 // Format is one log format: how its records sit in a file, how to know it
@@ -57,7 +60,7 @@ var Predictions = &Format{Name: "swebench-preds", Doc: "SWE-bench predictions (p
 	match: isPredictions}
 
 // Formats lists every format the readers know, in detection order.
-var Formats = []*Format{MiniSWEAgent, ATIF, Inspect, SWEAgent, HarborSide, OpenHandsOutput, OpenHandsMetadata, OpenHands, SWEBenchReport, Predictions, Rollout, Dialogue}
+var Formats = []*Format{GuardLedger, MiniSWEAgent, ATIF, Inspect, SWEAgent, HarborSide, OpenHandsOutput, OpenHandsMetadata, OpenHands, SWEBenchReport, Predictions, Rollout, Dialogue}
 
 func init() {
 	Rollout.decode = decodeRollout

@@ -388,6 +388,13 @@ func (s *scanner) objects() error {
 		if s.format == nil {
 			s.format = detectObject(first)
 		}
+		if s.format.layout == events {
+			rest, rerr := s.readAll(int64(len(first)))
+			if rerr != nil {
+				return rerr
+			}
+			return s.emit(Position{File: s.src.Name, Index: -1}, append(first, rest...))
+		}
 		return s.lines(first, errors.Is(err, io.EOF))
 	}
 	rest, rerr := s.readAll(int64(len(first)))
