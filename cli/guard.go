@@ -70,7 +70,9 @@ func runGuard(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg.Logf = func(format string, args ...any) { fmt.Fprintf(c.App.ErrWriter, "bagen-data guard: "+format+"\n", args...) }
+	cfg.Logf = func(format string, args ...any) {
+		fmt.Fprintf(c.App.ErrWriter, "bagen-data guard: "+format+"\n", args...)
+	}
 	g, err := guard.New(cfg)
 	if err != nil {
 		return err
@@ -123,4 +125,3 @@ func guardConfig(c *ucli.Context) (guard.Config, error) {
 	}
 	return cfg, cfg.Validate()
 }
-
