@@ -273,6 +273,8 @@ func (s *anthropicStream) Event(e Event) bool {
 	return true
 }
 
+func (s *anthropicStream) Done() bool { return s.stopped }
+
 func (s *anthropicStream) Reply() Reply {
 	m := s.msg
 	m.Usage = &s.usage

@@ -268,6 +268,8 @@ func (s *chatStream) Event(e Event) bool {
 	return true
 }
 
+func (s *chatStream) Done() bool { return s.done }
+
 func (s *chatStream) Reply() Reply {
 	r := Reply{Usage: s.usage.guard(), IDs: appendID(nil, s.id), Complete: s.done || (s.finished && s.usage != nil)}
 	r.Items = []rollout.GuardItem{{Role: "assistant", Text: chatAssistant(s.text.String(), s.calls)}}

@@ -37,6 +37,8 @@ type Stream interface {
 	// Event observes one server-sent event and says whether the agent
 	// sees it.
 	Event(e Event) (relay bool)
+	// Done reports whether the stream's final event has been seen.
+	Done() bool
 	// Reply is what the events so far said; Complete only after the
 	// stream's final event.
 	Reply() Reply

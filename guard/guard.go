@@ -353,18 +353,62 @@ func (g *Guard) observe(resp *http.Response) error {
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		st := c.codec.Stream(c.req)
-		resp.Body = &sseReader{src: resp.Body, closer: resp.Body, obs: st, onClose: func(*sseReader) {
+		end := func(*sseReader) {
 			r := st.Reply()
 			g.finish(c, &r)
-		}}
+		}
+		resp.Body = &sseReader{src: resp.Body, closer: resp.Body, obs: st, onDone: end, onClose: end}
 		return nil
 	}
-	var buf bytes.Buffer
-	resp.Body = &onClose{ReadCloser: resp.Body, tee: &buf, f: func() {
-		r := c.codec.Reply(buf.Bytes())
+	resp.Body = &wholeBody{src: resp.Body, limit: 64 << 20, f: func(body []byte) {
+		r := c.codec.Reply(body)
 		g.finish(c, &r)
 	}}
 	return nil
+}
+
+// wholeBody relays a non-streaming answer once it has been read whole
+// and recorded (f), so that the agent never holds an answer the ledger
+// lacks. An answer past limit bytes is relayed as it comes, unread.
+type wholeBody struct {
+	src   io.ReadCloser
+	limit int
+	buf   []byte
+	out   []byte
+	err   error
+	read  bool
+	f     func([]byte)
+	once  sync.Once
+}
+
+func (b *wholeBody) Read(p []byte) (int, error) {
+	if !b.read {
+		b.read = true
+		data, err := io.ReadAll(io.LimitReader(b.src, int64(b.limit)+1))
+		b.out, b.err = data, err
+		if err == nil && len(data) <= b.limit {
+			b.once.Do(func() { b.f(data) })
+		}
+		if err == nil && len(data) > b.limit {
+			b.once.Do(func() { b.f(nil) })
+			b.out = data
+		}
+	}
+	if len(b.out) > 0 {
+		n := copy(p, b.out)
+		b.out = b.out[n:]
+		return n, nil
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	return b.src.Read(p)
+}
+
+func (b *wholeBody) Close() error {
+	err := b.src.Close()
+	b.once.Do(func() { b.f(nil) })
+	return err
 }
 
 // upstreamError answers a call the upstream did not answer.

@@ -216,6 +216,8 @@ func (s *responsesStream) Event(e Event) bool {
 	return true
 }
 
+func (s *responsesStream) Done() bool { return s.final != nil }
+
 func (s *responsesStream) Reply() Reply {
 	if s.final != nil {
 		if len(s.final.Output) == 0 {

@@ -63,6 +63,9 @@ type sseReader struct {
 	buf     []byte
 	err     error
 	relayed int64
+	// onDone runs once, when the final event is seen, before it is
+	// relayed; onClose when the body is closed.
+	onDone  func(r *sseReader)
 	onClose func(r *sseReader)
 	closed  bool
 	closer  io.Closer
@@ -94,7 +97,13 @@ func (s *sseReader) Read(p []byte) (int, error) {
 			}
 			e := parseEvent(s.pending[:end:end])
 			s.pending = append([]byte{}, s.pending[end:]...)
-			if s.obs.Event(e) {
+			relay := s.obs.Event(e)
+			if s.obs.Done() && s.onDone != nil {
+				// Record the call before the agent sees its end.
+				s.onDone(s)
+				s.onDone = nil
+			}
+			if relay {
 				s.out = append(s.out, e.Raw...)
 			}
 		}
