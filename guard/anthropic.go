@@ -37,6 +37,7 @@ type anthropicRequest struct {
 	Messages []anthropicMessage         `json:"messages"`
 	Stream   bool                       `json:"stream"`
 	Metadata map[string]json.RawMessage `json:"metadata"`
+	Tools    []json.RawMessage          `json:"tools"`
 }
 
 // blocks reads a content that is a string or a list of blocks.
@@ -78,7 +79,7 @@ func (Anthropic) Request(body []byte) (*Request, error) {
 	if len(w.Messages) == 0 {
 		return nil, fmt.Errorf("messages request: messages: missing or empty")
 	}
-	r := &Request{Model: w.Model, Stream: w.Stream, SessionID: metadataSession(w.Metadata)}
+	r := &Request{Model: w.Model, Stream: w.Stream, SessionID: metadataSession(w.Metadata), Tools: len(w.Tools) > 0}
 	if sys := partsText(w.System); sys != "" {
 		r.Items = append(r.Items, rollout.GuardItem{Role: "system", Text: sys})
 	}

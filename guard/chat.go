@@ -41,6 +41,7 @@ type chatRequest struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	Metadata map[string]json.RawMessage `json:"metadata"`
+	Tools    []json.RawMessage          `json:"tools"`
 }
 
 // Request reads the messages; tool calls are rendered into the assistant
@@ -53,7 +54,7 @@ func (Chat) Request(body []byte) (*Request, error) {
 	if len(w.Messages) == 0 {
 		return nil, fmt.Errorf("chat completions request: messages: missing or empty")
 	}
-	r := &Request{Model: w.Model, Stream: w.Stream, SessionID: metadataSession(w.Metadata)}
+	r := &Request{Model: w.Model, Stream: w.Stream, SessionID: metadataSession(w.Metadata), Tools: len(w.Tools) > 0}
 	r.AgentUsage = w.StreamOptions != nil && w.StreamOptions.IncludeUsage
 	for _, m := range w.Messages {
 		if m.Role == "assistant" {

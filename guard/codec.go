@@ -60,6 +60,10 @@ type Request struct {
 	SessionID string
 	// Previous is the Responses API's previous_response_id.
 	Previous string
+	// Tools: the request offers the model tools. In a session whose
+	// requests offer tools, one that offers none is a side call (a title,
+	// a topic or next-speaker check), not a turn of the run.
+	Tools bool
 }
 
 // Reply is what the guard reads of an answer.

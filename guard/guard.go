@@ -249,7 +249,9 @@ type call struct {
 	hashes []uint64
 	start  time.Time
 	status int
-	once   sync.Once
+	// side: a call outside the run's thread (see sessions.resolve).
+	side bool
+	once sync.Once
 }
 
 type callKey struct{}
@@ -274,8 +276,9 @@ func (g *Guard) serveModel(w http.ResponseWriter, r *http.Request, codec Codec) 
 	}
 	c := &call{codec: codec, req: req, hashes: prefixHashes(req.Items), start: time.Now()}
 	var how string
-	c.s, how = g.sessions.resolve(r.Header, req, c.hashes)
-	g.begin(c, r, how)
+	var firstTools bool
+	c.s, how, c.side, firstTools = g.sessions.resolve(r.Header, req, c.hashes)
+	g.begin(c, r, how, firstTools)
 	if g.cfg.Wait {
 		g.awaitEstimate(r.Context(), c.s)
 	}
@@ -458,10 +461,14 @@ func (o *onClose) Close() error {
 }
 
 // begin counts a call and writes the session's first ledger event.
-func (g *Guard) begin(c *call, r *http.Request, how string) {
+func (g *Guard) begin(c *call, r *http.Request, how string, firstTools bool) {
 	s := c.s
 	s.mu.Lock()
 	s.calls++
+	if firstTools && s.turns > 0 {
+		// The turns so far were side calls: the run starts here.
+		s.turns, s.usage, s.spent = 0, nil, 0
+	}
 	first := !s.logged
 	s.logged = true
 	s.mu.Unlock()
@@ -487,14 +494,17 @@ func (g *Guard) finishOnce(c *call, reply *Reply) {
 	s := c.s
 	ev := rollout.GuardCall{Event: "call", Session: s.ID, Time: g.stamp(), Format: c.codec.Name(), Model: c.req.Model,
 		Stream: c.req.Stream, Status: c.status, LatencyMS: ms(time.Since(c.start)), Input: []rollout.GuardItem{}, Output: []rollout.GuardItem{}}
+	ev.Tools, ev.Side = c.req.Tools, c.side
 	answered := reply != nil && (reply.Usage != nil || len(reply.Items) > 0 && reply.Items[0].Text != "")
-	if !answered {
-		g.sessions.failed(s, len(c.req.Items), c.hashes[len(c.req.Items)])
+	if !answered || c.side {
+		if !c.side {
+			g.sessions.failed(s, len(c.req.Items), c.hashes[len(c.req.Items)])
+		}
 		s.mu.Lock()
 		ev.Call = s.calls
 		s.mu.Unlock()
 		if reply != nil {
-			ev.Usage = reply.Usage
+			ev.Usage, ev.Output, ev.Complete = reply.Usage, reply.Items, reply.Complete
 		}
 		g.metrics.call(ev.Format, ev.Status, ev.Usage)
 		g.record(s, ev)

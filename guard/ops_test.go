@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bagen-data/rollout"
 )
 
 // TestWarnNoteEachFormat checks where the warn note goes in each format.
@@ -234,5 +236,43 @@ func TestExplicitSessionHeaders(t *testing.T) {
 	slices.Sort(calls)
 	if !slices.Equal(calls, []int{1, 1, 1, 1, 1, 2}) {
 		t.Errorf("%d sessions with %v answered calls, want 6 (one with 2)", len(evs), calls)
+	}
+}
+
+// TestSideCalls: in a session whose requests offer tools, requests
+// offering none (titles, next-speaker checks) are side calls: recorded,
+// never turns; one before the first tools request is dropped from the
+// run once that arrives.
+func TestSideCalls(t *testing.T) {
+	dir := t.TempDir()
+	var log upstreamLog
+	_, url := startGuard(t, Config{Ledger: dir}, toolTurnUpstream(&log))
+	h := map[string]string{"X-Claude-Code-Session-Id": "run-1"}
+	post(t, url+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"title this"}]}`, h)
+	history := []json.RawMessage{json.RawMessage(`{"role":"user","content":"fix it"}`)}
+	withTools := func(history []json.RawMessage) string {
+		b, _ := json.Marshal(map[string]any{"model": "m", "messages": history, "tools": []any{map[string]any{"type": "function"}}})
+		return string(b)
+	}
+	_, got := post(t, url+"/v1/chat/completions", withTools(history), h)
+	history = agentNext(t, history, got)
+	post(t, url+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"next speaker?"}]}`, h)
+	post(t, url+"/v1/chat/completions", withTools(history), h)
+	srcs, _ := rollout.Expand([]string{dir})
+	var turns []int64
+	for _, src := range srcs {
+		rollout.Scan(context.Background(), src, func(rec rollout.Record) error {
+			tr, err := rollout.Decode(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range tr.API {
+				turns = append(turns, a.Input)
+			}
+			return nil
+		})
+	}
+	if !slices.Equal(turns, []int64{100, 300}) {
+		t.Errorf("turn inputs %v, want [100 300] (the two tools calls)", turns)
 	}
 }

@@ -35,6 +35,7 @@ type responsesRequest struct {
 	Stream       bool                       `json:"stream"`
 	Previous     string                     `json:"previous_response_id"`
 	Metadata     map[string]json.RawMessage `json:"metadata"`
+	Tools        []json.RawMessage          `json:"tools"`
 }
 
 // Request reads instructions and input items; function calls are
@@ -48,7 +49,7 @@ func (Responses) Request(body []byte) (*Request, error) {
 	if len(w.Input) == 0 {
 		return nil, fmt.Errorf("responses request: input: missing")
 	}
-	r := &Request{Model: w.Model, Stream: w.Stream, Previous: w.Previous, SessionID: metadataSession(w.Metadata)}
+	r := &Request{Model: w.Model, Stream: w.Stream, Previous: w.Previous, SessionID: metadataSession(w.Metadata), Tools: len(w.Tools) > 0}
 	if w.Instructions != "" {
 		r.Items = append(r.Items, rollout.GuardItem{Role: "system", Text: w.Instructions})
 	}

@@ -41,6 +41,7 @@ type Session struct {
 
 	// Guarded by sessions.mu.
 	explicit  string
+	tools     bool      // a request of the session offered tools
 	ids       []string  // ids of the last reply, in sessions.byID
 	expect    prefixKey // the last answered request, in sessions.byPrefix
 	expecting bool
@@ -118,17 +119,27 @@ func explicitID(h http.Header, req *Request) (string, string) {
 // answered request it extends, each answered request being extended by at
 // most one later request (so that identical parallel runs never merge);
 // by the failed request it repeats; else a new session.
-func (ss *sessions) resolve(h http.Header, req *Request, hashes []uint64) (*Session, string) {
+//
+// A request that offers no tools in a session whose requests offer them
+// is a side call: it changes none of the session's links. The first
+// request offering tools in a session reports firstTools: the calls
+// before it were side calls.
+func (ss *sessions) resolve(h http.Header, req *Request, hashes []uint64) (s *Session, how string, side, firstTools bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	s, how := ss.find(h, req, hashes)
+	s, how = ss.find(h, req, hashes)
 	if s == nil {
 		s = ss.create(h, req)
 		how = s.Key
 	}
-	ss.unexpect(s)
+	side = !req.Tools && s.tools
+	firstTools = req.Tools && !s.tools
+	s.tools = s.tools || req.Tools
+	if !side {
+		ss.unexpect(s)
+	}
 	ss.touch(s)
-	return s, how
+	return s, how, side, firstTools
 }
 
 func (ss *sessions) find(h http.Header, req *Request, hashes []uint64) (*Session, string) {

@@ -74,6 +74,10 @@ type GuardCall struct {
 	Model  string `json:"model,omitempty"`
 	Stream bool   `json:"stream"`
 	Status int    `json:"status"`
+	// Tools: the request offered tools. Side is a call outside the run's
+	// thread: no tools offered in a session whose requests offer them.
+	Tools bool `json:"tools"`
+	Side  bool `json:"side,omitempty"`
 	// System is the request's system prompt, on the first turn only.
 	System string `json:"system,omitempty"`
 	// Input is what the request added after the history's last assistant
@@ -214,6 +218,7 @@ func decodeGuardLedger(rec Record) (Trajectory, error) {
 		system string
 		turns  []GuardTurn
 		run    = &GuardRun{Estimates: []GuardEstimate{}}
+		tools  bool
 	)
 	lines := bytes.Split(rec.Data, []byte("\n"))
 	for i, line := range lines {
@@ -246,6 +251,11 @@ func decodeGuardLedger(rec Record) (Trajectory, error) {
 		case "call":
 			var c GuardCall
 			if err = json.Unmarshal(line, &c); err == nil && c.Turn > 0 {
+				if c.Tools && !tools {
+					// The calls before the first that offered tools were
+					// side calls, as the guard found out live.
+					tools, turns = true, nil
+				}
 				if len(turns) == 0 {
 					system = c.System
 				}
