@@ -143,6 +143,10 @@ type anthropicUsage struct {
 	Output        *int64 `json:"output_tokens"`
 	CacheRead     *int64 `json:"cache_read_input_tokens"`
 	CacheCreation *int64 `json:"cache_creation_input_tokens"`
+	// Details breaks the thinking tokens out of output_tokens.
+	Details *struct {
+		Thinking *int64 `json:"thinking_tokens"`
+	} `json:"output_tokens_details"`
 }
 
 // merge takes the counts u reports: message_delta's are cumulative, the
@@ -155,6 +159,9 @@ func (u *anthropicUsage) merge(v *anthropicUsage) {
 		if *p[1] != nil {
 			*p[0] = *p[1]
 		}
+	}
+	if v.Details != nil && v.Details.Thinking != nil {
+		u.Details = v.Details
 	}
 }
 
@@ -173,6 +180,9 @@ func (u *anthropicUsage) guard() *rollout.GuardUsage {
 	g := &rollout.GuardUsage{Input: n(u.Input) + n(u.CacheRead) + n(u.CacheCreation), Output: n(u.Output), Cached: n(u.CacheRead)}
 	if u.Output == nil {
 		g.Output = rollout.Unrecorded
+	}
+	if u.Details != nil {
+		g.Reasoning = n(u.Details.Thinking)
 	}
 	return g
 }

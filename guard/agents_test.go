@@ -1,0 +1,222 @@
+//go:build agenttest
+
+package guard
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"bagen-data/internal/agenttest"
+	"bagen-data/rollout"
+)
+
+// The real agent CLIs, headless, through the guard to the scripted
+// stand-in model: each must run to its end under --policy log with its
+// usage in the ledger exactly as the stand-in reported it, and stop by
+// itself after 2 calls under --policy stop with an estimator that says
+// impossible after turn 2. Each run sends a distinct key, which must reach
+// the stand-in on every call and no file the guard wrote.
+
+var agents = []agenttest.Agent{agenttest.Claude, agenttest.Codex, agenttest.Qwen}
+
+// guardRun is a guard on loopback in front of a stand-in.
+type guardRun struct {
+	model  *agenttest.Model
+	guard  *Guard
+	url    string
+	ledger string
+	logs   *bytes.Buffer
+	srv    *httptest.Server
+}
+
+func startGuardRun(t *testing.T, script agenttest.Script, cfg Config) *guardRun {
+	t.Helper()
+	r := &guardRun{model: agenttest.StartModel(t, script), ledger: filepath.Join(t.TempDir(), "ledger"), logs: &bytes.Buffer{}}
+	var mu sync.Mutex
+	cfg.Upstream, cfg.Ledger = r.model.URL, r.ledger
+	cfg.Logf = func(format string, args ...any) {
+		mu.Lock()
+		fmt.Fprintf(r.logs, format+"\n", args...)
+		mu.Unlock()
+	}
+	var err error
+	if r.guard, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	r.srv = httptest.NewServer(r.guard)
+	r.url = r.srv.URL
+	t.Cleanup(r.close)
+	return r
+}
+
+// close waits for the calls in flight and the estimates.
+func (r *guardRun) close() {
+	r.srv.Close()
+	r.guard.Close()
+}
+
+// trajectories reads the ledger as bagen-data convert does.
+func (r *guardRun) trajectories(t *testing.T) []rollout.Trajectory {
+	t.Helper()
+	srcs, err := rollout.Expand([]string{r.ledger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []rollout.Trajectory
+	for _, src := range srcs {
+		err := rollout.Scan(context.Background(), src, func(rec rollout.Record) error {
+			tr, err := rollout.Decode(rec)
+			out = append(out, tr)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// run is the main trajectory: the one whose turns offered tools.
+func mainRun(t *testing.T, trajs []rollout.Trajectory, calls int) rollout.Trajectory {
+	t.Helper()
+	var found []rollout.Trajectory
+	for _, tr := range trajs {
+		if len(tr.API) == calls {
+			found = append(found, tr)
+		}
+	}
+	if len(found) != 1 {
+		var lens []int
+		for _, tr := range trajs {
+			lens = append(lens, len(tr.API))
+		}
+		t.Fatalf("ledger sessions with %d turns: %d, want 1 (sessions' turns: %v)", calls, len(found), lens)
+	}
+	return found[0]
+}
+
+// standInUsage is what the stand-in reported, as APITokens.
+func standInUsage(calls []agenttest.Call) []rollout.APITokens {
+	var out []rollout.APITokens
+	for _, c := range calls {
+		u := c.Answer.Usage
+		out = append(out, rollout.APITokens{Input: int64(u.Input), Output: int64(u.Output), Reasoning: int64(u.Reasoning), Cached: int64(u.Cached)})
+	}
+	return out
+}
+
+// keyOf is the agent's key as its API sends it.
+func keyOf(c agenttest.Call) string {
+	if k := c.Header.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	return strings.TrimPrefix(c.Header.Get("Authorization"), "Bearer ")
+}
+
+// checkNoKey fails when key appears in any file under dir, the guard's
+// logs or its metrics.
+func (r *guardRun) checkNoKey(t *testing.T, key string) {
+	t.Helper()
+	filepath.WalkDir(r.ledger, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, _ := os.ReadFile(path)
+		if bytes.Contains(data, []byte(key)) {
+			t.Errorf("%s holds the agent's key", path)
+		}
+		return nil
+	})
+	if bytes.Contains(r.logs.Bytes(), []byte(key)) {
+		t.Errorf("the guard's log holds the agent's key")
+	}
+	rec := httptest.NewRecorder()
+	r.guard.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if !bytes.Contains(rec.Body.Bytes(), []byte("bagen_guard_calls_total")) || bytes.Contains(rec.Body.Bytes(), []byte(key)) {
+		t.Errorf("/metrics is empty or holds the agent's key:\n%s", rec.Body)
+	}
+}
+
+func TestAgentsLogPolicy(t *testing.T) {
+	script := agenttest.Scripts["two-calls"]
+	for _, agent := range agents {
+		t.Run(string(agent), func(t *testing.T) {
+			if err := agenttest.Available(agent); err != nil {
+				t.Skipf("%v", err)
+			}
+			r := startGuardRun(t, script, Config{Policy: Log})
+			key := "sk-bagen-guard-test-" + string(agent) + "-5b7e1c"
+			res := agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["two-calls"], APIKey: key})
+			if res.ExitCode != 0 {
+				t.Fatalf("%s exited %d\nstdout:\n%s\nstderr:\n%s", agent, res.ExitCode, res.Stdout, res.Stderr)
+			}
+			r.close()
+			main := r.model.MainCalls()
+			if len(main) != len(script.Answers) {
+				t.Errorf("stand-in saw %d main calls, want %d", len(main), len(script.Answers))
+			}
+			for i, c := range r.model.Calls() {
+				if keyOf(c) != key {
+					t.Errorf("call %d (%s %s) carried key %q, want %q", i, c.Method, c.Path, keyOf(c), key)
+				}
+			}
+			tr := mainRun(t, r.trajectories(t), len(main))
+			if diff := cmp.Diff(standInUsage(main), tr.API); diff != "" {
+				t.Errorf("ledger usage (-stand-in +ledger):\n%s", diff)
+			}
+			if tr.Guard == nil || tr.Guard.Policy != "log" || tr.Guard.StoppedAfterTurn != nil {
+				t.Errorf("metadata.guard %+v, want policy log, not stopped", tr.Guard)
+			}
+			r.checkNoKey(t, key)
+		})
+	}
+}
+
+func TestAgentsStopPolicy(t *testing.T) {
+	script := agenttest.Scripts["three-calls"]
+	for _, agent := range agents {
+		t.Run(string(agent), func(t *testing.T) {
+			if err := agenttest.Available(agent); err != nil {
+				t.Skipf("%v", err)
+			}
+			est, _ := estimatorServer(t, func(n int) string {
+				if n >= 2 {
+					return "<think>too far</think><answer>impossible</answer>"
+				}
+				return "<answer>[1000, 3000]</answer>"
+			})
+			r := startGuardRun(t, script, Config{Policy: Stop, StopAs: Auto, Budget: 100_000, Wait: true, Estimator: estimatorFor(est.URL)})
+			key := "sk-bagen-guard-stop-" + string(agent) + "-91d2"
+			start := time.Now()
+			res := agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["three-calls"], APIKey: key, Timeout: 2 * time.Minute})
+			took := time.Since(start)
+			if res.ExitCode != 0 {
+				t.Fatalf("%s exited %d after %v\nstdout:\n%s\nstderr:\n%s", agent, res.ExitCode, took, res.Stdout, res.Stderr)
+			}
+			r.close()
+			if n := len(r.model.MainCalls()); n != 2 {
+				t.Errorf("stand-in saw %d main calls, want 2", n)
+			}
+			tr := mainRun(t, r.trajectories(t), 2)
+			if tr.Guard == nil || tr.Guard.StoppedAfterTurn == nil || *tr.Guard.StoppedAfterTurn != 2 {
+				t.Errorf("metadata.guard %+v, want stopped after turn 2", tr.Guard)
+			}
+			if !strings.Contains(res.Stdout+res.Stderr, "bagen-data guard stopped this session after turn 2") {
+				t.Logf("%s output does not show the stop:\nstdout:\n%s\nstderr:\n%s", agent, res.Stdout, res.Stderr)
+			}
+			t.Logf("%s stopped after 2 calls and exited 0 in %v", agent, took.Round(time.Millisecond))
+			r.checkNoKey(t, key)
+		})
+	}
+}
