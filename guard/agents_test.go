@@ -171,7 +171,11 @@ func TestAgentsLogPolicy(t *testing.T) {
 					t.Errorf("call %d (%s %s) carried key %q, want %q", i, c.Method, c.Path, keyOf(c), key)
 				}
 			}
-			tr := mainRun(t, r.trajectories(t), len(main))
+			trajs := r.trajectories(t)
+			if len(trajs) != 1 {
+				t.Errorf("ledger has %d sessions, want 1", len(trajs))
+			}
+			tr := mainRun(t, trajs, len(main))
 			if diff := cmp.Diff(standInUsage(main), tr.API); diff != "" {
 				t.Errorf("ledger usage (-stand-in +ledger):\n%s", diff)
 			}

@@ -3,11 +3,13 @@ package guard
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -274,5 +276,42 @@ func TestSideCalls(t *testing.T) {
 	}
 	if !slices.Equal(turns, []int64{100, 300}) {
 		t.Errorf("turn inputs %v, want [100 300] (the two tools calls)", turns)
+	}
+}
+
+// TestLedgerStartsWithFirstTurn: a session file appears with the first
+// answered turn and holds the failed call before it.
+func TestLedgerStartsWithFirstTurn(t *testing.T) {
+	dir := t.TempDir()
+	var fail atomic.Bool
+	fail.Store(true)
+	_, url := startGuard(t, Config{Ledger: dir}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if fail.Load() {
+			w.WriteHeader(503)
+			io.WriteString(w, `{"error":"busy"}`)
+			return
+		}
+		io.WriteString(w, chatReply)
+	}))
+	body := `{"model":"m","messages":[{"role":"user","content":"x"}]}`
+	post(t, url+"/v1/chat/completions", body, nil)
+	if evs := readLedger(t, dir); len(evs) != 0 {
+		t.Fatalf("ledger has %d sessions before any answer, want 0", len(evs))
+	}
+	fail.Store(false)
+	post(t, url+"/v1/chat/completions", body, nil) // the retry joins the session
+	evs := readLedger(t, dir)
+	if len(evs) != 1 {
+		t.Fatalf("ledger has %d sessions, want 1", len(evs))
+	}
+	for _, e := range evs {
+		var got []string
+		for _, ev := range e {
+			got = append(got, fmt.Sprintf("%s %v", ev["event"], ev["status"]))
+		}
+		if want := []string{"session <nil>", "call 503", "call 200"}; !slices.Equal(got, want) {
+			t.Errorf("events %v, want %v", got, want)
+		}
 	}
 }

@@ -31,7 +31,11 @@ type Session struct {
 	spent  int64
 	stop   *rollout.GuardStop
 	note   string
-	logged bool // the ledger has its session event
+	logged bool // the session event was made
+	// written: the session's ledger file exists; until then its events
+	// wait in held.
+	written bool
+	held    []any
 	// pending is closed when the estimate started after the last turn
 	// is recorded; nil when none is running.
 	pending chan struct{}
