@@ -240,7 +240,7 @@ func (s *anthropicStream) Event(e Event) bool {
 		} `json:"delta"`
 		Usage *anthropicUsage `json:"usage"`
 	}
-	if json.Unmarshal(e.Data, &w) != nil {
+	if json.Unmarshal(e.Data, &w) != nil || w.Index < 0 || w.Index >= maxBlocks {
 		return true
 	}
 	switch w.Type {

@@ -251,6 +251,9 @@ func (s *chatStream) Event(e Event) bool {
 			if tc.Index != nil {
 				i = *tc.Index
 			}
+			if i < 0 || i >= maxBlocks {
+				continue
+			}
 			for len(s.calls) <= i {
 				s.calls = append(s.calls, chatToolCall{})
 			}

@@ -78,6 +78,10 @@ type Reply struct {
 	Complete bool
 }
 
+// maxBlocks bounds the index of a streamed content block or tool call the
+// guard rebuilds; events past it are relayed unread.
+const maxBlocks = 1024
+
 // Codecs are the wire formats, by the path suffix they serve.
 var Codecs = map[string]Codec{
 	"/chat/completions": Chat{},

@@ -71,4 +71,3 @@ func TestLiveProbeIsReplayProbe(t *testing.T) {
 		t.Errorf("probe after turn 2:\n%s\nwant usage %q", got, want)
 	}
 }
-
