@@ -82,7 +82,7 @@ func benchBody(w, i int) string {
 
 func reportAdded(b *testing.B, direct, guarded []time.Duration, name string) {
 	for _, p := range []float64{0.50, 0.99} {
-		b.ReportMetric(float64((pct(guarded, p)-pct(direct, p)).Microseconds()), fmt.Sprintf("%s-p%02.0f-added-µs", name, p*100))
+		b.ReportMetric(float64((pct(guarded, p) - pct(direct, p)).Microseconds()), fmt.Sprintf("%s-p%02.0f-added-µs", name, p*100))
 	}
 	b.ReportMetric(float64(pct(direct, 0.99).Microseconds()), name+"-p99-direct-µs")
 }
