@@ -224,3 +224,44 @@ func TestAgentsStopPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentsStopModes measures what each CLI does with each way of
+// stopping it (the README's agent × mode table): its exit status, how
+// long it took, and how many requests reached the guard after the stop.
+// The guard's part is asserted (no call after the stop reaches the
+// stand-in); the CLI's is logged.
+func TestAgentsStopModes(t *testing.T) {
+	script := agenttest.Scripts["three-calls"]
+	for _, agent := range agents {
+		for _, mode := range []StopAs{Message, ContextLimit} {
+			t.Run(string(agent)+"/"+mode.String(), func(t *testing.T) {
+				if err := agenttest.Available(agent); err != nil {
+					t.Skipf("%v", err)
+				}
+				est, _ := estimatorServer(t, func(n int) string {
+					if n >= 2 {
+						return "<answer>impossible</answer>"
+					}
+					return "<answer>[1000, 3000]</answer>"
+				})
+				r := startGuardRun(t, script, Config{Policy: Stop, StopAs: mode, Budget: 100_000, Wait: true, Estimator: estimatorFor(est.URL)})
+				start := time.Now()
+				res := agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["three-calls"], Timeout: 2 * time.Minute})
+				took := time.Since(start)
+				r.close()
+				if n := len(r.model.MainCalls()); n != 2 {
+					t.Errorf("stand-in saw %d main calls, want 2", n)
+				}
+				after := 0
+				filepath.WalkDir(r.ledger, func(path string, d fs.DirEntry, err error) error {
+					if err == nil && !d.IsDir() {
+						data, _ := os.ReadFile(path)
+						after += bytes.Count(data, []byte(`"answered_by_guard"`))
+					}
+					return nil
+				})
+				t.Logf("TABLE %s | %s | exit %d | %v | %d requests answered by the guard", agent, mode, res.ExitCode, took.Round(100*time.Millisecond), after)
+			})
+		}
+	}
+}
