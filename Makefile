@@ -25,11 +25,13 @@ run: build tokenizer
 
 ## test: vet, race-enabled unit and integration tests. It installs what the
 ## integration tests talk to: Qwen's tokenizer, DuckDB (the independent
-## parquet reader), Chromium (the report test) and a real Ollama server built
-## from source (several minutes the first time, cached after). Where Ollama
-## cannot be built, the tests that need it skip and say so.
+## parquet reader), Chromium (the report test), a real Ollama server built
+## from source (several minutes the first time, cached after) and the
+## coding-agent CLIs with ccusage. Where Ollama or the CLIs cannot be
+## installed, the tests that need them skip and say so.
 test: tokenizer duckdb chromium
 	@$(MAKE) --no-print-directory ollama || echo "make test: Ollama could not be built here; the tests that need a real Ollama will skip"
+	@$(MAKE) --no-print-directory agents || echo "make test: the agent CLIs could not be installed here; the tests that run them will skip"
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 
@@ -91,15 +93,17 @@ ollama:
 	fi
 
 ## repro: the appendix's SFT/RL sweep (Zero RL, SFT, SFT→GRPO KL 0.05 / 0.1)
-## on the Sokoban fixtures with the local GRPO head. REPRO_MODEL=tiny serves
-## the tiny test model on a private server; REPRO_MODEL=qwen2.5:7b-instruct
-## uses the Ollama at $OLLAMA_HOST and is the reproduction.
+## on the Sokoban fixtures with the local GRPO head, once per seed
+## (REPRO_SEEDS, 5): mean and 95% t-interval over seeds per metric beside the
+## paper's row. REPRO_MODEL=tiny serves the tiny test model on a private
+## server; REPRO_MODEL=qwen2.5:7b-instruct uses the Ollama at $OLLAMA_HOST.
 REPRO_MODEL ?= tiny
 REPRO_OUT   ?= out/repro
+REPRO_SEEDS ?= 5
 
 .PHONY: repro
 repro: tokenizer ollama
-	$(GO) run ./tools/repro -model $(REPRO_MODEL) -out $(REPRO_OUT)
+	$(GO) run ./tools/repro -model $(REPRO_MODEL) -out $(REPRO_OUT) -seeds $(REPRO_SEEDS)
 
 # ---- chromium: headless browser for the eval report test --------------------
 # eval/report's test opens the HTML report in headless Chromium and checks the
@@ -134,3 +138,28 @@ bench-reward: build
 	@./$(BIN) reward serve --addr $(REWARD_BENCH_ADDR) --drain-grace 0 2>/dev/null & pid=$$!; \
 	  ./bin/reward-loadgen --addr $(REWARD_BENCH_ADDR); status=$$?; \
 	  kill -TERM $$pid; wait $$pid || status=1; exit $$status
+
+# ---- agents: the coding-agent CLIs the session-log readers are tested on -----
+# internal/agenttest runs them headless against a scripted stand-in for the
+# model; ccusage is the usage report the readers' sums are checked against
+# (20.0.24 ships its Linux binary, later releases do not). npm runs only
+# when an installed version differs from the pinned one.
+AGENTS_DIR  := $(CACHE)/agents
+AGENTS_PKGS := @anthropic-ai/claude-code@2.1.331 @openai/codex@0.169.0 @qwen-code/qwen-code@0.24.4 ccusage@20.0.24
+
+.PHONY: agents
+
+## agents: install Claude Code, Codex, Qwen Code and ccusage into $(AGENTS_DIR)
+agents:
+	@ok=1; for p in $(AGENTS_PKGS); do name=$${p%@*}; ver=$${p##*@}; \
+	  f=$(AGENTS_DIR)/node_modules/$$name/package.json; \
+	  [ -f $$f ] && [ "$$(node -p "require('$$f').version" 2>/dev/null)" = "$$ver" ] || ok=0; \
+	done; \
+	if [ $$ok = 1 ] && [ -x $(AGENTS_DIR)/node_modules/.bin/claude ] && [ -x $(AGENTS_DIR)/node_modules/.bin/codex ] && \
+	   [ -x $(AGENTS_DIR)/node_modules/.bin/qwen ] && [ -x $(AGENTS_DIR)/node_modules/.bin/ccusage ]; then \
+	  echo "agents: $(AGENTS_DIR) (cached)"; \
+	else \
+	  mkdir -p $(AGENTS_DIR) && \
+	  npm install --silent --no-audit --no-fund --prefix $(AGENTS_DIR) $(AGENTS_PKGS) && \
+	  echo "agents: $(AGENTS_DIR) (installed)"; \
+	fi

@@ -190,3 +190,126 @@ func TestScoringRejectsWrongFiles(t *testing.T) {
 		}
 	}
 }
+
+// earlyStopWant is eval/earlystop.go's definition computed from the file's
+// own extra_info: a trajectory is failed when any of its probes is
+// impossible; a failed trajectory costs tokens_used + remaining_tokens at
+// its first probe (lowest probe_after_turn), and stopping it at its first
+// probe that stop says is predicted impossible saves that probe's
+// remaining_tokens.
+func earlyStopWant(t *testing.T, data string, stop func(x dataset.ExtraInfo) bool) (failed, saved int64, trajectories int) {
+	t.Helper()
+	rows, err := dataset.ReadRL(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type traj struct {
+		failed      bool
+		first, halt *dataset.ExtraInfo
+	}
+	byID := map[string]*traj{}
+	for i := range rows {
+		x := &rows[i].ExtraInfo
+		tr := byID[x.TrajectoryID]
+		if tr == nil {
+			tr = &traj{}
+			byID[x.TrajectoryID] = tr
+		}
+		tr.failed = tr.failed || !x.IsPossible
+		if tr.first == nil || x.ProbeAfterTurn < tr.first.ProbeAfterTurn {
+			tr.first = x
+		}
+		if stop(*x) && (tr.halt == nil || x.ProbeAfterTurn < tr.halt.ProbeAfterTurn) {
+			tr.halt = x
+		}
+	}
+	for _, tr := range byID {
+		if !tr.failed {
+			continue
+		}
+		failed += tr.first.TokensUsed + tr.first.RemainingTokens
+		if tr.halt != nil {
+			saved += tr.halt.RemainingTokens
+		}
+	}
+	return failed, saved, len(byID)
+}
+
+// chainEarlyStop answers every probe of data "impossible" where stop says
+// so and with a wide interval elsewhere, runs eval with --json and
+// --report, and checks the early stop's token sums in both against
+// earlyStopWant and against the pinned values.
+func chainEarlyStop(t *testing.T, dir, data, name string, stop func(x dataset.ExtraInfo) bool, failed, saved int64) {
+	t.Helper()
+	rows, err := dataset.ReadRL(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		answer := "[0, 100000]"
+		if stop(r.ExtraInfo) {
+			answer = "impossible"
+		}
+		line, _ := json.Marshal(map[string]string{"custom_id": r.ExtraInfo.CustomID, "response": "<answer>" + answer + "</answer>"})
+		b.Write(append(line, '\n'))
+	}
+	preds, runJSON, html := filepath.Join(dir, name+".jsonl"), filepath.Join(dir, name+".json"), filepath.Join(dir, name+".html")
+	if err := os.WriteFile(preds, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := runReward(t.Context(), "eval", "--data", data, "--predictions", preds, "--bootstrap", "0", "--json", runJSON, "--report", html); err != nil {
+		t.Fatalf("eval --data %s: %v\n%s", data, err, stderr)
+	}
+	run, err := eval.ReadRun(runJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := run.Metrics.EarlyStop
+	wantFailed, wantSaved, trajectories := earlyStopWant(t, data, stop)
+	if e.FailedTokens != wantFailed || e.SavedTokens != wantSaved || e.Trajectories != trajectories {
+		t.Errorf("%s, %s: eval: failed_tokens %d, saved_tokens %d over %d trajectories; extra_info gives %d, %d over %d",
+			data, name, e.FailedTokens, e.SavedTokens, e.Trajectories, wantFailed, wantSaved, trajectories)
+	}
+	if e.FailedTokens != failed || e.SavedTokens != saved {
+		t.Errorf("%s, %s: failed_tokens %d, saved_tokens %d; want %d, %d", data, name, e.FailedTokens, e.SavedTokens, failed, saved)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("(%d/%d tokens)", wantSaved, wantFailed); !strings.Contains(string(page), want) {
+		t.Errorf("%s: the report does not say %q", html, want)
+	}
+}
+
+// TestChainEarlyStop replays the early stop on files build and probes
+// write, with every probe predicted impossible and with impossible only
+// from half-way through each rollout (p ≥ T/2): the tokens saved are the
+// remaining_tokens the files carry for impossible probes.
+func TestChainEarlyStop(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	if _, stderr, err := runReward(t.Context(), "build", "-q", "--out", out, "--tokenizer", tokenizerPath(t)); err != nil {
+		t.Fatalf("build: %v\n%s", err, stderr)
+	}
+	set := filepath.Join(dir, "sokoban.parquet")
+	if _, stderr, err := runReward(t.Context(), "probes", "-q", "--task", "sokoban", "--out", set, "--tokenizer", tokenizerPath(t)); err != nil {
+		t.Fatalf("probes: %v\n%s", err, stderr)
+	}
+	always := func(dataset.ExtraInfo) bool { return true }
+	halfway := func(x dataset.ExtraInfo) bool { return 2*x.ProbeAfterTurn >= x.TotalTurns }
+	ev := filepath.Join(out, dataset.EvalFile)
+	for _, tc := range []struct {
+		data, name    string
+		stop          func(dataset.ExtraInfo) bool
+		failed, saved int64
+	}{
+		{ev, "eval-impossible", always, 30568, 26361},
+		{ev, "eval-halfway", halfway, 30568, 12863},
+		{set, "sokoban-impossible", always, 330632, 265628},
+		{set, "sokoban-halfway", halfway, 330632, 142808},
+	} {
+		chainEarlyStop(t, dir, tc.data, tc.name, tc.stop, tc.failed, tc.saved)
+	}
+}

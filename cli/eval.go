@@ -27,18 +27,24 @@ import (
 var Eval = &ucli.Command{
 	Name:  "eval",
 	Usage: "score budget estimates on eval probes the way the paper does",
-	UsageText: "bagen-data eval --data eval/test.parquet (--predictions preds.jsonl | --ollama MODEL | --endpoint URL --model NAME) [--json FILE] [--report FILE.html]\n" +
-		"bagen-data eval --compare a.json b.json ... [--report FILE.html]",
+	UsageText: "bagen-data eval --data eval/test.parquet (--predictions preds.jsonl | --ollama MODEL | --endpoint URL --model NAME) [--strict] [--json FILE] [--report FILE.html]\n" +
+		"bagen-data eval --compare [--report FILE.html] a.json b.json ...",
 	Description: `Joins predictions ({"custom_id", "response"} JSONL) to the probes of --data,
 or asks a model to answer every probe — served by Ollama ($OLLAMA_HOST, its
 native API) or by any OpenAI-compatible Chat Completions endpoint (vLLM,
 SGLang, llama.cpp, Ollama's /v1, hosted APIs) — and prints the paper's
-metrics: accuracy, recalls, F1@All, F1@1 (each trajectory's first probe),
+metrics: accuracy, recalls, F1@All, F1@1 (the probes at the set's first
+position: p = 0 in build's sets, k = 1 in replay sets; n says how many),
 Fail-F1, Cover, MRE P50/P90 (linear-interpolation percentiles), R and S with
 bootstrap 95% intervals, optimism and failure timing by rollout progress,
 and early stop. Warehouse probes (a label column with time_weeks,
 warehouse_item_weeks and cumulative_cost_usd) are scored on all three
 dimensions, with Cover and MRE also per dimension.
+
+A probe without a prediction is scored as an unparseable answer and counted
+on stderr; when no probe has one (an empty or foreign predictions file) eval
+fails, and --strict makes any probe without a prediction, or prediction
+without a probe, an error.
 
 Answers are appended to --predictions-out as they arrive; a rerun asks only
 the probes without an answer there. A probe whose retries run out is
@@ -46,7 +52,7 @@ recorded as a failure, not an answer, and the run exits non-zero.
 
 With --compare, prints saved --json runs side by side in the layouts of the
 paper's SFT/RL sweep table and overall table; --report writes them as one
-HTML page.`,
+HTML page (flags go before the file arguments).`,
 	Flags: []ucli.Flag{
 		&ucli.StringFlag{Name: "data", Usage: "eval probes `FILE` (eval/test.parquet)"},
 		&ucli.StringFlag{Name: "predictions", Usage: "predictions `FILE` (JSONL {\"custom_id\", \"response\"})"},
@@ -71,6 +77,7 @@ HTML page.`,
 		&ucli.StringFlag{Name: "json", Usage: "write every number to `FILE`"},
 		&ucli.StringFlag{Name: "report", Usage: "write a self-contained HTML report with plots to `FILE`"},
 		&ucli.BoolFlag{Name: "compare", Usage: "print the --json files given as arguments side by side"},
+		&ucli.BoolFlag{Name: "strict", Usage: "fail when predictions and probes do not match one to one"},
 		newCompatFlag("also compute `CODE`'s summary: bagen-v1 is the eval_checkpoint.py summary of mll-lab-nu/BAGEN at 58bef4c " +
 			"(cover_rate_possible, mean/median_relative_error, … their way), printed and in --json as bagen_v1"),
 		quietFlag,
@@ -172,8 +179,8 @@ func score(c *ucli.Context, rows []dataset.RLRow, set *predict.Set, preds, model
 	if err != nil {
 		return eval.Run{}, fmt.Errorf("eval: %s: %w", c.String("data"), err)
 	}
-	if len(j.Missing) > 0 || len(j.Unknown) > 0 || j.DataRows != len(j.Probes) {
-		fmt.Fprintf(c.App.ErrWriter, "eval: %s\n", j.Summary())
+	if err := checkJoin(c, j.Matched, preds); err != nil {
+		return eval.Run{}, err
 	}
 	compat, err := probes.ParseCompat(c.String("compat"))
 	if err != nil {
@@ -191,6 +198,23 @@ func score(c *ucli.Context, rows []dataset.RLRow, set *predict.Set, preds, model
 		name = strings.TrimSuffix(filepath.Base(preds), filepath.Ext(preds))
 	}
 	return eval.Run{Name: name, Data: c.String("data"), Predictions: preds, Model: model, Metrics: m}, nil
+}
+
+// checkJoin reports the join on stderr when it is not one to one, and
+// fails when no probe has a prediction (unless a model was asked and
+// failed: that failure is reported after scoring) or, under --strict, when
+// any probe or prediction is unmatched.
+func checkJoin(c *ucli.Context, j eval.Matched, preds string) error {
+	data := c.String("data")
+	switch {
+	case len(j.Missing) == len(j.Probes) && len(j.Failed) == 0:
+		return fmt.Errorf("eval: no probe of %s has a prediction in %s: %s", data, preds, j.Summary())
+	case c.Bool("strict") && (len(j.Missing) > 0 || len(j.Unknown) > 0):
+		return fmt.Errorf("eval: --strict: %s and %s do not match one to one: %s", data, preds, j.Summary())
+	case len(j.Missing) > 0 || len(j.Unknown) > 0 || j.DataRows != len(j.Probes):
+		fmt.Fprintf(c.App.ErrWriter, "eval: %s\n", j.Summary())
+	}
+	return nil
 }
 
 // ask answers the probes the predictions log lacks and returns the log's

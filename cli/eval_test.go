@@ -154,7 +154,7 @@ func TestEvalCompare(t *testing.T) {
 		"SFT pct30 e5  54.5%    66.7%    40.0%  50.0%    16.7%    45.0%  0.216\n" +
 		"zero-rl       45.5%     0.0%   100.0%      -        -        -  0.091\n" +
 		"\n" +
-		"overall layout (Success and Turns describe the probed rollouts; Reward is S)\n" +
+		"overall layout (Success and Turns describe the probed rollouts; Reward is S over truly possible probes, ≤ Hit)\n" +
 		"model         Success  Turns   F1@1  F1@All  Fail F1    Hit  Reward\n" +
 		"SFT pct30 e5    50.0%   3.50  20.0%   58.3%    50.0%  33.3%   0.183\n" +
 		"zero-rl         50.0%   3.50  33.3%   31.2%    62.5%   0.0%   0.000\n"

@@ -56,13 +56,13 @@ func TestGRPOFlagBounds(t *testing.T) {
 	_, err := run(t, "grpo", "train", "--data", filepath.Join(dir, "missing"), "--out", filepath.Join(dir, "run"),
 		"--epochs", "1000000000", "--hidden", "1000000000", "--bins", "1", "--lr", "NaN", "--kl", "-Inf",
 		"--clip", "1", "--group", "1", "--num-ctx", "0", "--concurrency", "100000")
-	want := `grpo train: --epochs: got 1000000000, want 0 (the default) to 10000
---hidden: got 1000000000, want 0 (the default) to 4096
---group: got 1, want at least 2 (advantages need a group)
---lr: got NaN, want 0 (the default) to 10
+	want := `grpo train: --group: got 1, want 2 to 1024
+--hidden: got 1000000000, want 1 to 4096
+--bins: got 1, want 2 to 10000
+--lr: got NaN, want more than 0, at most 10
+--epochs: got 1000000000, want 0 (SFT only) to 10000
 --kl: got -Inf, want 0 (no KL term) to 1000
 --clip: got 1, want in [0, 1)
---bins: got 1, want 0 (the default) or 2 to 10000
 --num-ctx: got 0, want 1 to 1048576 tokens
 --concurrency: got 100000, want 1 to 64 requests`
 	if err == nil || err.Error() != want {

@@ -20,12 +20,12 @@ import (
 // over a frozen LLM served by Ollama.
 var GRPO = &ucli.Command{
 	Name:  "grpo",
-	Usage: "train a small policy head over a frozen Ollama model with SFT and GRPO, and evaluate it",
+	Usage: "train a small policy head over a frozen Ollama model with SFT and GRPO, evaluate it and serve it",
 	Description: `A laptop-scale reproduction of the paper's estimation training: the data
 files of build, the rule reward, GRPO (group advantages, clipped surrogate,
 k3 KL to the reference head), but the policy is a small MLP on the
 embeddings of a frozen model served by Ollama ($OLLAMA_HOST).`,
-	Subcommands: []*ucli.Command{grpoTrain, grpoEval},
+	Subcommands: []*ucli.Command{grpoTrain, grpoEval, grpoServe},
 }
 
 var (
@@ -44,19 +44,20 @@ var grpoTrain = &ucli.Command{
 		&ucli.StringFlag{Name: "out", Usage: "output `DIR`: checkpoints, train.jsonl, plot.html, eval.json"},
 		modelFlag,
 		&ucli.StringFlag{Name: "init", Value: grpo.InitSFT, Usage: "sft (warm start) or random (zero-RL)"},
-		&ucli.IntFlag{Name: "sft-epochs", Value: 5, Usage: "SFT epochs"},
+		&ucli.IntFlag{Name: "sft-epochs", Value: 5, Usage: "SFT epochs, at least 1 (0 is refused: --init random is GRPO without SFT, and ignores this flag)"},
 		&ucli.IntFlag{Name: "sft-batch", Value: 16, Usage: "SFT rows per step"},
 		&ucli.Float64Flag{Name: "sft-lr", Value: 1e-2, Usage: "SFT Adam learning rate"},
-		&ucli.IntFlag{Name: "epochs", Value: 5, Usage: "GRPO epochs"},
+		&ucli.IntFlag{Name: "epochs", Value: 5, Usage: "GRPO epochs (0: SFT only; refused with --init random)"},
 		&ucli.IntFlag{Name: "batch", Value: 16, Usage: "prompts per GRPO step"},
 		&ucli.IntFlag{Name: "group", Value: 16, Usage: "sampled answers per prompt"},
 		&ucli.IntFlag{Name: "updates", Value: 2, Usage: "Adam updates (mini-batches) per GRPO step"},
 		&ucli.Float64Flag{Name: "lr", Value: 3e-3, Usage: "GRPO Adam learning rate"},
-		&ucli.Float64Flag{Name: "kl", Value: 0.05, Usage: "KL coefficient (0: no KL term)"},
-		&ucli.Float64Flag{Name: "clip", Value: 0.2, Usage: "surrogate clip ε (0: no clipping)"},
+		&ucli.Float64Flag{Name: "kl", Value: 0.05, Usage: "KL coefficient β of the k3 loss term (0: no KL term)"},
+		&ucli.Float64Flag{Name: "clip", Value: 0.2, Usage: "surrogate clip ε, in [0, 1) (0: no clipping, dual clip included)"},
+		&ucli.BoolFlag{Name: "drop-uniform-groups", Usage: "leave groups whose rewards are all equal out of the loss, KL term included (DAPO-style; default: kept with advantage 0, as verl)"},
 		&ucli.IntFlag{Name: "hidden", Value: 64, Usage: "head MLP width"},
 		&ucli.IntFlag{Name: "bins", Value: grpo.DefaultBins, Usage: "log-spaced interval centre bins"},
-		&ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the weights, shuffles and sampling"},
+		&ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the weights, shuffles and sampling (0 is a seed like any other)"},
 		&ucli.BoolFlag{Name: "resume", Usage: "continue from the latest checkpoint in --out (only --epochs may change)"},
 		&ucli.StringFlag{Name: "name", Usage: "run `NAME` in eval.json (default: the --out directory's name)"},
 		cacheFlag, numCtx, embedConc, quietFlag,
@@ -65,15 +66,45 @@ var grpoTrain = &ucli.Command{
 }
 
 // grpoConfig reads the training flags and checks them, and the encoder's,
-// naming each bad flag; it does no I/O.
+// naming each bad flag; it does no I/O. Every numeric flag's zero is
+// either a value (--epochs, --kl, --clip, --seed) or refused: grpo.Config
+// reads a zero batch, group, width or rate as its default, which a flag
+// that shows its default must not do silently.
 func grpoConfig(c *ucli.Context) (grpo.Config, error) {
+	var errs []error
 	cfg := grpo.Config{
-		Init: c.String("init"), SFTEpochs: c.Int("sft-epochs"), SFTBatch: c.Int("sft-batch"), SFTLR: c.Float64("sft-lr"),
-		Epochs: c.Int("epochs"), Batch: c.Int("batch"), Group: c.Int("group"), Updates: c.Int("updates"),
-		LR: c.Float64("lr"), KL: grpo.Float(c.Float64("kl")), Clip: grpo.Float(c.Float64("clip")), Hidden: c.Int("hidden"),
-		Space: grpo.Space{Bins: c.Int("bins")}, Seed: c.Uint64("seed"),
+		Init: c.String("init"), SFTEpochs: grpo.Int(c.Int("sft-epochs")), Epochs: grpo.Int(c.Int("epochs")),
+		KL: grpo.Float(c.Float64("kl")), Clip: grpo.Float(c.Float64("clip")), Seed: c.Uint64("seed"),
+		DropUniformGroups: c.Bool("drop-uniform-groups"),
 	}
-	return cfg, errors.Join(flagErrors(cfg.Validate(), grpoFlags), encoderFlagErrors(c))
+	ints := []struct {
+		flag     string
+		min, max int
+		into     *int
+	}{
+		{"sft-batch", 1, grpo.MaxBatch, &cfg.SFTBatch}, {"batch", 1, grpo.MaxBatch, &cfg.Batch},
+		{"group", 2, grpo.MaxGroup, &cfg.Group}, {"updates", 1, grpo.MaxUpdates, &cfg.Updates},
+		{"hidden", 1, grpo.MaxHidden, &cfg.Hidden}, {"bins", 2, grpo.MaxBins, &cfg.Space.Bins},
+	}
+	for _, f := range ints {
+		if v := c.Int(f.flag); v >= f.min && v <= f.max {
+			*f.into = v
+		} else {
+			errs = append(errs, &flagError{flag: f.flag, err: fmt.Errorf("got %d, want %d to %d", v, f.min, f.max), orig: grpo.ErrConfig})
+		}
+	}
+	for _, f := range []struct {
+		flag string
+		into *float64
+	}{{"sft-lr", &cfg.SFTLR}, {"lr", &cfg.LR}} {
+		if v := c.Float64(f.flag); v > 0 && v <= grpo.MaxLR {
+			*f.into = v
+		} else {
+			errs = append(errs, &flagError{flag: f.flag, err: fmt.Errorf("got %v, want more than 0, at most %v", v, grpo.MaxLR), orig: grpo.ErrConfig})
+		}
+	}
+	errs = append(errs, flagErrors(cfg.Validate(), grpoFlags), encoderFlagErrors(c))
+	return cfg, errors.Join(errs...)
 }
 
 // grpoFlags names the flag of each grpo.Config field.

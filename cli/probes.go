@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strconv"
 
@@ -169,19 +170,14 @@ type probeSummary struct {
 	possible, impossible   int
 	setting                string // budget or challenge description
 	inputs                 map[probes.InputSource]int
+	bases                  map[probes.Basis]int // turns by where their input comes from
 	unreachable, reachable int
 	feasible               int // rollouts feasible under their budget or challenge
 }
 
 // probeRows builds the probes of a family and renders them as eval rows.
 func probeRows(rs []probes.Replay, cfg probesConfig) ([]dataset.RLRow, probeSummary, error) {
-	sum := probeSummary{task: cfg.task.Name, compat: cfg.compat.Name, rollouts: len(rs), inputs: map[probes.InputSource]int{}}
-	for _, r := range rs {
-		if r.Traj.Success {
-			sum.succeeded++
-		}
-		sum.inputs[r.Inputs]++
-	}
+	sum := probeSummary{task: cfg.task.Name, compat: cfg.compat.Name}
 	var bench []probes.Bench
 	if cfg.read.Ledger {
 		chs, err := probes.Challenges(probes.ChallengeInputs(rs), cfg.preset, cfg.sampling.Seed)
@@ -205,6 +201,12 @@ func probeRows(rs []probes.Replay, cfg probesConfig) ([]dataset.RLRow, probeSumm
 		if err != nil {
 			return nil, sum, err
 		}
+		if rs, budgets, err = cfg.compat.CutOverLimit(rs, budgets, cfg.read); err != nil {
+			return nil, sum, err
+		}
+		if len(rs) == 0 {
+			return nil, sum, errors.New("no rollouts left: every turn of every rollout is past its budget (--compat " + cfg.compat.Name + " drops over-limit terminal turns)")
+		}
 		sum.setting = budgetSetting(cfg.budget, budgets)
 		for i, r := range rs {
 			if r.Traj.Success && r.Total() <= budgets[i] {
@@ -213,6 +215,7 @@ func probeRows(rs []probes.Replay, cfg probesConfig) ([]dataset.RLRow, probeSumm
 		}
 		bench, sum.candidates = probes.TokenBench(rs, cfg.task, budgets, cfg.sampling)
 	}
+	sum.count(rs)
 	ids := make([]string, len(rs))
 	for i, r := range rs {
 		ids[i] = r.Traj.ID
@@ -228,6 +231,20 @@ func probeRows(rs []probes.Replay, cfg probesConfig) ([]dataset.RLRow, probeSumm
 	return rows, sum, nil
 }
 
+// count adds what the summary says of the rollouts probed.
+func (s *probeSummary) count(rs []probes.Replay) {
+	s.rollouts, s.inputs, s.bases = len(rs), map[probes.InputSource]int{}, map[probes.Basis]int{}
+	for _, r := range rs {
+		if r.Traj.Success {
+			s.succeeded++
+		}
+		s.inputs[r.Inputs]++
+		for b, n := range r.Acc.Bases() {
+			s.bases[probes.Basis(b)] += n
+		}
+	}
+}
+
 func budgetSetting(b probes.Budget, budgets []int64) string {
 	if b.Median {
 		return "budget median = " + strconv.FormatInt(budgets[0], 10) + " tokens"
@@ -236,6 +253,25 @@ func budgetSetting(b probes.Budget, budgets []int64) string {
 		return "budget " + strconv.FormatInt(b.Tokens, 10) + " tokens"
 	}
 	return "budget per rollout (first: " + strconv.FormatInt(budgets[0], 10) + " tokens)"
+}
+
+// printBases says how many turns did not take their input from the log's
+// numbers, and why; nothing when every turn did.
+func (s probeSummary) printBases(w io.Writer) {
+	b := s.bases
+	if est := b[probes.BasisEstimated]; est > 0 {
+		fmt.Fprintf(w, "\n%d turn(s) after an output with hidden reasoning the log does not record (the next request grew by less than it): its visible part estimated as the tokenizer's count of the replayed text", est)
+	}
+	if cut := b[probes.BasisHistoryCut]; cut > 0 && s.compat != "" {
+		fmt.Fprintf(w, "\n%d turn(s) with a cut history (the request grew by less than the previous visible output): input 0, as the authors' env clamps it", cut)
+		b = maps.Clone(b)
+		b[probes.BasisHistoryCut] = 0
+	}
+	fell := b[probes.BasisNoUsage] + b[probes.BasisAfterGap] + b[probes.BasisHistoryCut]
+	if fell > 0 {
+		fmt.Fprintf(w, "\n%d turn(s) fell back to message counts: %d without usage, %d after a turn without usage, %d with a cut history (the request grew by less than the previous visible output)",
+			fell, b[probes.BasisNoUsage], b[probes.BasisAfterGap], b[probes.BasisHistoryCut])
+	}
 }
 
 func (s probeSummary) print(w io.Writer, out string) {
@@ -248,6 +284,7 @@ func (s probeSummary) print(w io.Writer, out string) {
 	} else {
 		fmt.Fprintf(w, "; input tokens from messages %d, api %d, api-deltas %d",
 			s.inputs[probes.InputMessages], s.inputs[probes.InputAPI], s.inputs[probes.InputAPIDeltas])
+		s.printBases(w)
 	}
 	fmt.Fprintf(w, "\n%d candidate prefixes, %d probes (%d possible, %d impossible) -> %s\n",
 		s.candidates, s.possible+s.impossible, s.possible, s.impossible, out)

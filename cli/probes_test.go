@@ -46,7 +46,7 @@ func TestProbesSWEBenchEval(t *testing.T) {
 	if err != nil {
 		t.Fatalf("probes: %v\n%s", err, stderr)
 	}
-	want := "swebench: 24 rollouts (13 succeeded, 7 feasible); budget median = 20591 tokens; input tokens from messages 0, api 0, api-deltas 24\n" +
+	want := "swebench: 24 rollouts (13 succeeded, 7 feasible); budget median = 17523 tokens; input tokens from messages 0, api 0, api-deltas 24\n" +
 		"378 candidate prefixes, 64 probes (19 possible, 45 impossible) -> " + out + "\n"
 	if stdout != want {
 		t.Errorf("stdout:\n%s\nwant:\n%s", stdout, want)
@@ -144,33 +144,32 @@ func TestProbesSWEBenchRow(t *testing.T) {
 		t.Fatalf("%d rows, want all 378 prefixes", len(rows))
 	}
 	checkTokenRows(t, rows)
-	// Values computed from the JSON independently of the code under test,
-	// except the visible outputs: the recorded outputs of this synthetic
-	// family exceed the Qwen counts of the replayed texts (84 recorded, 24
-	// replayed for swe_0000's first turn), so each delta subtracts the
-	// replayed count: 1545 − 1233 − 24 = 288. swe_0000 has 18 turns and a
-	// total of 20591 tokens, the family's median, but was not resolved;
-	// swe_0019 (4 turns, 3220 tokens) was.
+	// Values computed from the JSON independently of the code under test:
+	// every request of this synthetic family grew by at least the previous
+	// output, so each delta subtracts the recorded output (no count of the
+	// replayed text): 1545 − 1233 − 84 = 228. swe_0000 has 18 turns and a
+	// total of 17523 tokens, the family's lower median, but was not
+	// resolved; swe_0019 (4 turns, 2507 tokens) was.
 	r := rows[1]
 	want := dataset.ExtraInfo{
 		CustomID: "swe_0000_probe_after_turn_2", TrajectoryID: "swe_0000", Split: "probes", Index: 1,
-		ProbeAfterTurn: 2, TotalTurns: 18, TokensUsed: 1939, RemainingTokens: 18652, Budget: 20591,
-		PerTurnTokens: []dataset.TurnTokens{{Turn: 1, InputTokens: 1233, OutputTokens: 84}, {Turn: 2, InputTokens: 288, OutputTokens: 334}},
+		ProbeAfterTurn: 2, TotalTurns: 18, TokensUsed: 1879, RemainingTokens: 15644, Budget: 17523,
+		PerTurnTokens: []dataset.TurnTokens{{Turn: 1, InputTokens: 1233, OutputTokens: 84}, {Turn: 2, InputTokens: 228, OutputTokens: 334}},
 	}
 	if got, _ := json.Marshal(r.ExtraInfo); string(got) != mustJSON(t, want) {
 		t.Errorf("extra_info %s, want %s", got, mustJSON(t, want))
 	}
 	p := rows[347].ExtraInfo
-	if p.CustomID != "swe_0019_probe_after_turn_1" || !p.IsPossible || p.TokensUsed != 1096 || p.RemainingTokens != 2124 || p.Margin != float64(20591-3220)/20591 {
-		t.Errorf("row 347: %+v; want swe_0019 after turn 1, possible, 1096 used, 2124 remaining", p)
+	if p.CustomID != "swe_0019_probe_after_turn_1" || !p.IsPossible || p.TokensUsed != 1096 || p.RemainingTokens != 1411 || p.Margin != float64(17523-2507)/17523 {
+		t.Errorf("row 347: %+v; want swe_0019 after turn 1, possible, 1096 used, 1411 remaining", p)
 	}
-	if rows[347].Label != `{"remaining_tokens":2124,"is_possible":true,"ground_truth":"[1486, 2761]"}` {
+	if rows[347].Label != `{"remaining_tokens":1411,"is_possible":true,"ground_truth":"[987, 1834]"}` {
 		t.Errorf("row 347 label %s", rows[347].Label)
 	}
 	if r.DataSource != "budget_probe_swebench" || r.RewardModel.Style != "rule" || r.Prompt[0].Role != "system" || r.Prompt[5].Role != "user" {
 		t.Errorf("data source %q, reward style %q, roles %s…%s", r.DataSource, r.RewardModel.Style, r.Prompt[0].Role, r.Prompt[5].Role)
 	}
-	if !strings.Contains(r.Prompt[5].Content, "Turn 1: input 1233 tokens, output 84 tokens, total 1317 tokens; Turn 2: input 288 tokens, output 334 tokens") {
+	if !strings.Contains(r.Prompt[5].Content, "Turn 1: input 1233 tokens, output 84 tokens, total 1317 tokens; Turn 2: input 228 tokens, output 334 tokens") {
 		t.Errorf("probe text does not show the per-turn deltas:\n%s", r.Prompt[5].Content)
 	}
 }
@@ -374,5 +373,27 @@ func TestProbesPromptFiles(t *testing.T) {
 	_, _, err = runReward(t.Context(), "probes", "--task", "swebench", "--input", sweFamily, "--probe-prompt-file", filepath.Join(dir, "missing.txt"), "--out", out)
 	if err == nil || !strings.Contains(err.Error(), "probe prompt: open ") {
 		t.Errorf("missing probe prompt file: got %v", err)
+	}
+}
+
+// TestProbesSummaryNamesFallbacks: the summary counts the turns whose
+// input is not the log's number and says why — here one estimated after
+// unrecorded hidden reasoning (mini-hidden), one without usage and the
+// one after it (openhands-no-usage), and one cut history (the ATIF run's
+// last request is smaller than the one before).
+func TestProbesSummaryNamesFallbacks(t *testing.T) {
+	edits := "../rollout/testdata/edits/"
+	out := filepath.Join(t.TempDir(), "p.parquet")
+	stdout, err := run(t, "probes", "--task", "swebench", "-i", edits+"mini-hidden", "-i", edits+"openhands-no-usage",
+		"-i", "../rollout/testdata/harbor", "--budget", "5000", "--tokenizer", tokenizerPath(t), "--out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "swebench: 4 rollouts (1 succeeded, 1 feasible); budget 5000 tokens; input tokens from messages 0, api 0, api-deltas 4\n" +
+		"1 turn(s) after an output with hidden reasoning the log does not record (the next request grew by less than it): its visible part estimated as the tokenizer's count of the replayed text\n" +
+		"3 turn(s) fell back to message counts: 1 without usage, 1 after a turn without usage, 1 with a cut history (the request grew by less than the previous visible output)\n" +
+		"5 candidate prefixes, 5 probes (2 possible, 3 impossible) -> " + out + "\n"
+	if stdout != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", stdout, want)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"text/tabwriter"
 
@@ -54,23 +53,12 @@ var rewardServe = &ucli.Command{
 	UsageText: "bagen-data reward serve [--addr 127.0.0.1:8000] [--max-body 64MiB] [--drain-grace 5s] [--log-requests]",
 	Description: `Routes: POST /get_reward (OpenRLHF --remote_rm_url), POST /slime (slime
 --rm-url), POST /v1/rewards (batch), GET /healthz, GET /metrics (Prometheus).
-SIGINT or SIGTERM drains: /healthz turns 503 and responses carry
-Connection: close; the server keeps serving for --drain-grace, then stops
-accepting, answers every request it has read and exits 0 (1 if
---drain-timeout cut a request off). Use --drain-grace 0 without a load
-balancer.`,
-	Flags: []ucli.Flag{
+` + drainHelp,
+	Flags: append([]ucli.Flag{
 		&ucli.StringFlag{Name: "addr", Value: "127.0.0.1:8000", Usage: "listen `ADDRESS`"},
 		&ucli.Int64Flag{Name: "max-body", Value: server.DefaultMaxBody, Usage: "largest request body in `BYTES`"},
 		&ucli.StringFlag{Name: "rule", Value: "train", Usage: "train (1.8/0.2) or paper (weights 1/0)"},
-		&ucli.DurationFlag{Name: "read-timeout", Value: server.DefaultTimeout, Usage: "limit on reading a request"},
-		&ucli.DurationFlag{Name: "write-timeout", Value: server.DefaultTimeout, Usage: "limit on handling and writing a response"},
-		&ucli.DurationFlag{Name: "idle-timeout", Value: server.DefaultTimeout, Usage: "limit on an idle keep-alive connection"},
-		&ucli.IntFlag{Name: "max-header-bytes", Value: server.DefaultMaxHeaderBytes, Usage: "largest request line and header block in `BYTES`"},
-		&ucli.DurationFlag{Name: "drain-grace", Value: server.DefaultDrainGrace, Usage: "after SIGTERM, keep serving this long while /healthz answers 503 (the load balancer's time to notice)"},
-		&ucli.DurationFlag{Name: "drain-timeout", Aliases: []string{"shutdown-timeout"}, Value: server.DefaultDrainTimeout, Usage: "limit on the whole drain after SIGTERM, grace included"},
-		&ucli.BoolFlag{Name: "log-requests", Usage: "write a structured access log to stderr"},
-	},
+	}, serveFlags...),
 	Action: runRewardServe,
 }
 
@@ -100,9 +88,7 @@ func runRewardServe(c *ucli.Context) error {
 		DrainGrace:     c.Duration("drain-grace"),
 		DrainTimeout:   c.Duration("drain-timeout"),
 	}
-	if c.Bool("log-requests") {
-		cfg.Log = slog.New(slog.NewJSONHandler(c.App.ErrWriter, nil))
-	}
+	cfg.Log = accessLog(c)
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("reward serve: %w", err)
 	}
@@ -122,7 +108,7 @@ func runRewardServe(c *ucli.Context) error {
 type scoredRow struct {
 	CustomID        string          `json:"custom_id"`
 	TruthPossible   bool            `json:"truth_possible"`
-	RemainingTokens int64           `json:"remaining_tokens"`
+	RemainingTokens int64           `json:"remaining_tokens"` // on impossible probes too: what the rollout went on to spend
 	Reward          float64         `json:"reward"`
 	Detail          json.RawMessage `json:"detail"`
 	// Missing marks a probe without a prediction, scored as unparseable.

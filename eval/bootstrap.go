@@ -60,6 +60,7 @@ func Bootstrap(rows []Scored, replicates int, seed uint64) map[string]CI {
 		return nil
 	}
 	groups := clusters(rows)
+	first := FirstTurn(rows)
 	rng := rand.New(rand.NewPCG(seed, 0x62616765)) // "bage"
 	values := make([][]float64, len(Headline))
 	sample := make([]Scored, 0, len(rows))
@@ -70,7 +71,7 @@ func Bootstrap(rows []Scored, replicates int, seed uint64) map[string]CI {
 				sample = append(sample, rows[i])
 			}
 		}
-		m := headline(sample)
+		m := headline(sample, first)
 		for k, name := range Headline {
 			if v := m.Value(name); v.Defined() {
 				values[k] = append(values[k], float64(v))

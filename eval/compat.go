@@ -74,7 +74,7 @@ func ComputeBagenV1(rows []Scored) BagenV1 {
 			covered++
 		}
 		if r.Remaining > 0 {
-			mid := float64(p.Low+p.High) / 2
+			mid := p.Mid()
 			errs = append(errs, math.Abs(mid-float64(r.Remaining))/float64(r.Remaining))
 		}
 	}

@@ -51,3 +51,27 @@ func TestComputeBagenV1MatchesReference(t *testing.T) {
 		t.Errorf("hit rate %v equals cover_rate_possible: the scalar hit should count only there", m.HitRate)
 	}
 }
+
+// TestBagenV1HugeBounds pins the relative errors on bounds near 2^63 to
+// the authors' Python, which adds the bounds as exact integers: mid =
+// (L + H) / 2.0 (values printed by budget_probe_reward.py's parse_answer
+// and main()'s aggregation).
+func TestBagenV1HugeBounds(t *testing.T) {
+	probes := []struct {
+		response string
+		r        int64
+	}{
+		{"<answer>[9223372036854775807, 9223372036854775807]</answer>", 123},
+		{"<answer>[9223372036854775000, 9223372036854775807]</answer>", 1000},
+		{"<answer>[4611686018427387904, 9223372036854775807]</answer>", 7},
+	}
+	var rows []Scored
+	for i, p := range probes {
+		rows = append(rows, NewScored(Truth{CustomID: string(rune('a' + i)), TrajectoryID: "t", Target: Tokens(p.r, true)}, p.response))
+	}
+	got := ComputeBagenV1(rows)
+	if got.MeanRelativeError != 3.574761896947613e+17 || got.MedianRelativeError != 7.498676452727461e+16 {
+		t.Errorf("mean, median relative error: got %v, %v; want 3.574761896947613e+17, 7.498676452727461e+16",
+			got.MeanRelativeError, got.MedianRelativeError)
+	}
+}

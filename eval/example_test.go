@@ -51,7 +51,7 @@ func ExampleWriteCompare() {
 	// SFT pct30 e5      91.1%    95.3%    86.8%  37.4%    53.9%    86.4%  0.210
 	// Zero RL no think  50.0%     0.0%   100.0%      -        -        -  0.100
 	//
-	// overall layout (Success and Turns describe the probed rollouts; Reward is S)
+	// overall layout (Success and Turns describe the probed rollouts; Reward is S over truly possible probes, ≤ Hit)
 	// model             Success  Turns  F1@1  F1@All  Fail F1   Hit  Reward
 	// SFT pct30 e5         0.0%   0.00  0.0%    0.0%     0.0%  0.0%   0.000
 	// Zero RL no think     0.0%   0.00  0.0%    0.0%     0.0%  0.0%   0.000

@@ -16,13 +16,15 @@ type Metrics struct {
 	RecallPossible      Num `json:"recall_possible"`
 	RecallImpossible    Num `json:"recall_impossible"`
 	PrecisionImpossible Num `json:"precision_impossible"`
-	// FormatValid is the share of answers that are an interval or
-	// "impossible" inside <answer> tags.
+	// FormatValid is the share of answers that are "impossible" or a
+	// well-formed interval (L ≤ H; in every dimension of a Warehouse
+	// answer) inside <answer> tags (reward.Judgement.FormatValid).
 	FormatValid Num `json:"format_valid"`
 	// F1All and F1First are the feasibility macro-F1 over all probes and
-	// over first-turn probes, each trajectory's probes with its smallest
-	// probe_after_turn (0 for build's probes, 1 for replay probe sets);
-	// FailF1 is the F1 of the impossible class over all probes.
+	// over the FirstTurnProbes, the probes at the set's first position
+	// (FirstTurn: p = 0, before the first turn, in build's sets; k = 1,
+	// after it, in replay probe sets); a rollout without a probe there is
+	// left out. FailF1 is the F1 of the impossible class over all probes.
 	F1All           Num `json:"f1_all"`
 	F1First         Num `json:"f1_first"`
 	FirstTurnProbes int `json:"first_turn_probes"`
@@ -40,12 +42,14 @@ type Metrics struct {
 	Coverage Num `json:"coverage"`
 	HitRate  Num `json:"hit_rate"`
 	// MREP50 and MREP90 are percentiles (PercentileLinear) of the midpoint
-	// relative error over the Intervals probes, MREMean its mean (the
-	// authors' analyze_eval.py reports the mean); a Warehouse probe's error
-	// is the mean of its dimensions' errors (those with a positive truth).
-	MREP50  Num `json:"mre_p50"`
-	MREP90  Num `json:"mre_p90"`
-	MREMean Num `json:"mre_mean"`
+	// relative error over the MRECount of the Intervals probes whose error
+	// is defined (r > 0), MREMean its mean (the authors' analyze_eval.py
+	// reports the mean); a Warehouse probe's error is the mean of its
+	// dimensions' errors (those with a positive truth).
+	MREP50   Num `json:"mre_p50"`
+	MREP90   Num `json:"mre_p90"`
+	MREMean  Num `json:"mre_mean"`
+	MRECount int `json:"mre_n"`
 	// Reward is the mean rule reward R over all probes; Score the mean paper
 	// score S over truly possible probes.
 	Reward Num `json:"reward"`
@@ -54,6 +58,13 @@ type Metrics struct {
 	// truly possible and truly impossible probes (at most 1.8 and 0.2).
 	RewardPossible   Num `json:"reward_possible"`
 	RewardImpossible Num `json:"reward_impossible"`
+	// ScoreIntervals and ScoreCovered are the mean paper score S over the
+	// Intervals probes (at most Coverage) and over the Covered ones (the
+	// mean tightness of covering intervals). Score, over all truly possible
+	// probes, cannot exceed HitRate (S ≤ coverage); these two can, as the
+	// Reward of the paper's overall table does (see WriteCompare).
+	ScoreIntervals Num `json:"score_intervals"`
+	ScoreCovered   Num `json:"score_covered"`
 
 	// Optimistic and Conservative count interval misses on possible probes
 	// with the midpoint below and above r; the shares are over all misses.
@@ -89,7 +100,7 @@ type Metrics struct {
 
 // Compute scores the table. rows is not modified.
 func Compute(rows []Scored) Metrics {
-	m := headline(rows)
+	m := headline(rows, FirstTurn(rows))
 	var valid int
 	for _, r := range rows {
 		if r.Missing {
@@ -131,8 +142,9 @@ func rollouts(rows []Scored, e EarlyStop) (success, turns Num) {
 	return success, Num(float64(sum) / float64(len(seen)))
 }
 
-// headline computes the probe-level metrics, the ones Bootstrap resamples.
-func headline(rows []Scored) Metrics {
+// headline computes the probe-level metrics, the ones Bootstrap resamples;
+// first is the first-turn position (FirstTurn of the whole table).
+func headline(rows []Scored, first int64) Metrics {
 	m := Metrics{Probes: len(rows)}
 	m.Confusion = ConfusionOf(rows)
 	m.TruePossible = m.Confusion.Possible.Total()
@@ -143,28 +155,36 @@ func headline(rows []Scored) Metrics {
 	m.PrecisionImpossible = m.Confusion.PrecisionImpossible()
 	m.F1All = m.Confusion.MacroF1()
 	m.FailF1 = m.Confusion.F1Impossible()
-	first := firstTurn(rows)
-	m.FirstTurnProbes = len(first)
-	m.F1First = ConfusionOf(first).MacroF1()
+	at := probesAt(rows, first)
+	m.FirstTurnProbes = len(at)
+	m.F1First = ConfusionOf(at).MacroF1()
 	m.setIntervals(rows)
 	m.Reward, m.Score = means(rows)
 	return m
 }
 
-// firstTurn returns each trajectory's first probes: those with the
-// trajectory's smallest probe_after_turn (p = 0 in build's probe sets,
-// k = 1 in replay sets, where the first turn is never probed before it is
-// played). Duplicated rows of a first probe are all kept.
-func firstTurn(rows []Scored) []Scored {
-	first := map[string]int64{}
-	for _, r := range rows {
-		if p, ok := first[r.TrajectoryID]; !ok || r.ProbeAfterTurn < p {
-			first[r.TrajectoryID] = r.ProbeAfterTurn
-		}
+// FirstTurn is the first-turn position of a table, the smallest
+// probe_after_turn in it: 0 in build's sets, whose first probe of every
+// rollout comes before its first turn (the paper's first-turn estimate "at
+// task start"), 1 in replay probe sets, which probe after each
+// non-terminal prefix and so first after turn 1. It is 0 for no rows.
+func FirstTurn(rows []Scored) int64 {
+	if len(rows) == 0 {
+		return 0
 	}
+	first := rows[0].ProbeAfterTurn
+	for _, r := range rows {
+		first = min(first, r.ProbeAfterTurn)
+	}
+	return first
+}
+
+// probesAt returns the rows probed after p turns (duplicated rows
+// included).
+func probesAt(rows []Scored, p int64) []Scored {
 	var out []Scored
 	for _, r := range rows {
-		if r.ProbeAfterTurn == first[r.TrajectoryID] {
+		if r.ProbeAfterTurn == p {
 			out = append(out, r)
 		}
 	}
@@ -179,20 +199,25 @@ type intervalStats struct {
 	coverage, p50, p90 Num
 	mean               Num
 	mre                []float64
+	// mean S over the intervals and over the covered ones
+	scoreIntervals, scoreCovered Num
 }
 
 func intervalsOf(rows []Scored) intervalStats {
 	var s intervalStats
+	var sum, sumCovered float64
 	for _, r := range rows {
 		if !r.Possible || !r.WellFormed() {
 			continue
 		}
 		s.intervals++
+		sum += r.Score
 		if mre := r.MidRelErr(); !math.IsNaN(mre) {
 			s.mre = append(s.mre, mre)
 		}
 		if r.AllCovered() {
 			s.covered++
+			sumCovered += r.Score
 			continue
 		}
 		s.misses++
@@ -204,6 +229,13 @@ func intervalsOf(rows []Scored) intervalStats {
 		}
 	}
 	s.coverage = ratio(s.covered, s.intervals)
+	s.scoreIntervals, s.scoreCovered = NaN, NaN
+	if s.intervals > 0 {
+		s.scoreIntervals = Num(sum / float64(s.intervals))
+	}
+	if s.covered > 0 {
+		s.scoreCovered = Num(sumCovered / float64(s.covered))
+	}
 	s.p50 = Num(PercentileLinear(s.mre, 50))
 	s.p90 = Num(PercentileLinear(s.mre, 90))
 	s.mean = mean(s.mre)
@@ -227,8 +259,9 @@ func (m *Metrics) setIntervals(rows []Scored) {
 	m.Intervals, m.Covered = s.intervals, s.covered
 	m.Coverage = s.coverage
 	m.HitRate = ratio(s.covered, m.TruePossible)
-	m.MREP50, m.MREP90, m.MREMean = s.p50, s.p90, s.mean
+	m.MREP50, m.MREP90, m.MREMean, m.MRECount = s.p50, s.p90, s.mean, len(s.mre)
 	m.Misses, m.Optimistic, m.Conservative = s.misses, s.optimistic, s.conservative
+	m.ScoreIntervals, m.ScoreCovered = s.scoreIntervals, s.scoreCovered
 	m.OptimisticShare = ratio(s.optimistic, s.misses)
 	m.ConservativeShare = ratio(s.conservative, s.misses)
 }

@@ -4,6 +4,7 @@ import (
 	"bagen-data/reward"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -89,10 +90,13 @@ func TestCompute(t *testing.T) {
 		// MRE sorted [0, 0, 1/3, 1/2]: P50 at h = 1.5 → 1/6; P90 at h = 2.7
 		// → 1/3 + 0.7·(1/2 − 1/3) = 0.45.
 		MREP50: 1.0 / 6, MREP90: 0.45,
-		MREMean: (1.0/3 + 0.5) / 4, // 5/24
-		Reward:  2.38 / 11, Score: 1.1 / 6,
+		MREMean:  (1.0/3 + 0.5) / 4, // 5/24
+		MRECount: 4,
+		Reward:   2.38 / 11, Score: 1.1 / 6,
 		// R on possible: (0.90 + 1.08) / 6; on impossible: (0.2 + 0.2) / 5.
 		RewardPossible: 0.33, RewardImpossible: 0.08,
+		// S of the intervals A0 A1 A3 B1: 0.5 + 0 + 0.6 + 0; A0 and A3 cover.
+		ScoreIntervals: 1.1 / 4, ScoreCovered: 1.1 / 2,
 		Misses: 2, Optimistic: 1, Conservative: 1, OptimisticShare: 0.5, ConservativeShare: 0.5,
 		TaskSuccess: 0.5, MeanTurns: 3.5, // A and B of four succeed; (4+2+5+3)/4 turns
 	}
@@ -231,8 +235,8 @@ func TestProgressBin(t *testing.T) {
 }
 
 // TestComputeMalformed pins how scalars and reversed intervals count: both
-// claim feasibility, neither is a well-formed interval for Cover and MRE,
-// and only the reversed interval has the required format.
+// claim feasibility, neither is a well-formed interval for Cover and MRE
+// nor has the required format (the paper gives both zero reward).
 func TestComputeMalformed(t *testing.T) {
 	truth := func(id string) Truth {
 		return Truth{CustomID: id, TrajectoryID: id, TotalTurns: 2, Target: Tokens(500, true)}
@@ -243,8 +247,8 @@ func TestComputeMalformed(t *testing.T) {
 		NewScored(truth("good"), "<answer>[400, 500]</answer>"),
 	}
 	m := Compute(rows)
-	if m.RecallPossible != 1 || m.Intervals != 1 || m.Covered != 1 || m.FormatValid != Num(2.0/3) {
-		t.Errorf("got recall %v, intervals %d, covered %d, format-valid %v; want 1, 1, 1, 2/3",
+	if m.RecallPossible != 1 || m.Intervals != 1 || m.Covered != 1 || m.FormatValid != Num(1.0/3) {
+		t.Errorf("got recall %v, intervals %d, covered %d, format-valid %v; want 1, 1, 1, 1/3",
 			float64(m.RecallPossible), m.Intervals, m.Covered, float64(m.FormatValid))
 	}
 	// Only [400, 500] scores: 1.8·(1 − 100/500) = 1.44, mean 0.48; S 0.8/3.
@@ -256,8 +260,9 @@ func TestComputeMalformed(t *testing.T) {
 	}
 }
 
-// TestFirstTurn pins which probes F1@1 scores: each trajectory's probes
-// with its smallest probe_after_turn.
+// TestFirstTurn pins which probes F1@1 scores: the probes at the set's
+// first position (p = 0 in build's sets, k = 1 in replay sets); a rollout
+// without a probe there is left out, not scored at a later probe.
 func TestFirstTurn(t *testing.T) {
 	probe := func(traj string, p int64) Scored {
 		return Scored{CustomID: fmt.Sprintf("%s%d", traj, p), TrajectoryID: traj, ProbeAfterTurn: p}
@@ -269,15 +274,16 @@ func TestFirstTurn(t *testing.T) {
 	}{
 		{"build: p = 0", []Scored{probe("a", 0), probe("a", 1), probe("b", 1), probe("b", 0)}, []string{"a0", "b0"}},
 		{"replay: k = 1", []Scored{probe("a", 1), probe("a", 2), probe("b", 1), probe("a", 3)}, []string{"a1", "b1"}},
-		// SWE-bench subsampling keeps some prefixes only; duplicated rows of a
+		// SWE-bench subsampling keeps some prefixes only: e's first probe,
+		// after turn 10, is not a first-turn probe; duplicated rows of a
 		// first probe all count.
-		{"subsampled", []Scored{probe("c", 5), probe("c", 3), probe("d", 2), probe("c", 4), probe("c", 3)}, []string{"c3", "d2", "c3"}},
+		{"subsampled", []Scored{probe("c", 5), probe("c", 1), probe("d", 2), probe("e", 10), probe("c", 1), probe("d", 1)}, []string{"c1", "c1", "d1"}},
 		{"empty", nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, r := range firstTurn(tt.rows) {
+			for _, r := range probesAt(tt.rows, FirstTurn(tt.rows)) {
 				got = append(got, r.CustomID)
 			}
 			if d := cmp.Diff(tt.want, got); d != "" {
@@ -302,5 +308,38 @@ func TestF1FirstReplay(t *testing.T) {
 	// 2/(2+1) = 2/3, F1 impossible 2/(2+1) = 2/3.
 	if m.FirstTurnProbes != 3 || !cmp.Equal(m.F1First, Num(2.0/3), approx) {
 		t.Errorf("got F1@1 %v over %d probes, want 2/3 over 3", float64(m.F1First), m.FirstTurnProbes)
+	}
+}
+
+// TestMRECount pins the n of MRE P50/P90: the intervals whose relative
+// error is defined (r > 0), not every interval.
+func TestMRECount(t *testing.T) {
+	truth := func(id string, r int64) Truth {
+		return Truth{CustomID: id, TrajectoryID: id, TotalTurns: 2, Target: Tokens(r, true)}
+	}
+	rows := []Scored{
+		NewScored(truth("zero", 0), "<answer>[0, 0]</answer>"),
+		NewScored(truth("zero-wide", 0), "<answer>[0, 10]</answer>"),
+		NewScored(truth("half", 200), "<answer>[100, 200]</answer>"),
+	}
+	m := Compute(rows)
+	if m.Intervals != 3 || m.Covered != 3 || m.MRECount != 1 || m.MREP50 != 0.25 {
+		t.Fatalf("got %d intervals (%d covered), MRE n %d, P50 %v; want 3 (3), 1, 0.25", m.Intervals, m.Covered, m.MRECount, float64(m.MREP50))
+	}
+	var b strings.Builder
+	if err := WriteText(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(b.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "MRE" {
+			n++
+			if len(f) != 4 || f[3] != "1" {
+				t.Errorf("%q: want n 1", line)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("got %d MRE lines, want 2:\n%s", n, b.String())
 	}
 }

@@ -61,8 +61,11 @@ func NewScored(t Truth, response string) Scored {
 // "_probe_after_turn_" when that is empty. The target is the label
 // column's (reward.ParseTarget), the truth the reward server and reward
 // score read too, or extra_info's remaining_tokens and is_possible when the
-// label is empty. An unreadable label is an error,
-// returned with the extra_info truth.
+// label is empty. An impossible token label that does not give the
+// remaining tokens (the bare "impossible", or no remaining_tokens key)
+// takes extra_info's: the early stop needs what a failed rollout went on
+// to spend. (validate reports a label and extra_info that disagree.) An
+// unreadable label is an error, returned with the extra_info truth.
 func TruthOf(row dataset.RLRow) (Truth, error) {
 	x := row.ExtraInfo
 	traj := x.TrajectoryID
@@ -81,6 +84,9 @@ func TruthOf(row dataset.RLRow) (Truth, error) {
 	if err != nil {
 		return t, err
 	}
+	if tr, ok := target.Tokens(); ok && !tr.Possible && tr.Remaining == 0 {
+		target = Tokens(x.RemainingTokens, false)
+	}
 	t.Target = target
 	return t, nil
 }
@@ -90,5 +96,5 @@ func (s Scored) Class() reward.Class { return s.Detail.Class }
 
 // Mid returns the interval midpoint (L+H)/2 of a token probe's answer.
 func (s Scored) Mid() float64 {
-	return (float64(s.Prediction.Low) + float64(s.Prediction.High)) / 2
+	return s.Prediction.Mid()
 }

@@ -76,8 +76,8 @@ func writeHeadline(b *strings.Builder, m Metrics) {
 		"f1_first":          fmt.Sprintf("%d", m.FirstTurnProbes),
 		"fail_f1":           fmt.Sprintf("%d", m.Probes),
 		"coverage":          fmt.Sprintf("%d/%d", m.Covered, m.Intervals),
-		"mre_p50":           fmt.Sprintf("%d", m.Intervals),
-		"mre_p90":           fmt.Sprintf("%d", m.Intervals),
+		"mre_p50":           fmt.Sprintf("%d", m.MRECount),
+		"mre_p90":           fmt.Sprintf("%d", m.MRECount),
 		"reward":            fmt.Sprintf("%d", m.Probes),
 		"score":             fmt.Sprintf("%d", m.TruePossible),
 	}
@@ -91,6 +91,8 @@ func writeHeadline(b *strings.Builder, m Metrics) {
 		[]string{"Conservative misses", m.ConservativeShare.Pct(), "", fmt.Sprintf("%d/%d", m.Conservative, m.Misses)},
 		[]string{"R on possible", m.RewardPossible.Fixed(3), "", fmt.Sprintf("%d", m.TruePossible)},
 		[]string{"R on impossible", m.RewardImpossible.Fixed(3), "", fmt.Sprintf("%d", m.TrueImpossible)},
+		[]string{"S on intervals", m.ScoreIntervals.Fixed(3), "", fmt.Sprintf("%d", m.Intervals)},
+		[]string{"S on covered", m.ScoreCovered.Fixed(3), "", fmt.Sprintf("%d", m.Covered)},
 	)
 	t.write(b)
 }
@@ -140,8 +142,12 @@ var CompareColumns = []string{"accuracy", "recall_possible", "recall_impossible"
 // layout of the paper's SFT/RL sweep table (Acc, Rec pos, Rec imp, Cover,
 // MRE P50, MRE P90, R), then in the layout of its overall table (task
 // success and mean turns of the probed rollouts, F1@1, F1@All, Fail F1,
-// Hit, Reward — the paper's score S, eq. 4). An undefined value prints as
-// "-" (task success on Warehouse probes: n/a in the paper).
+// Hit, Reward). Reward is the mean paper score S (eq. 4) over the truly
+// possible probes, Hit's denominator, so it never exceeds Hit; the paper's
+// table, whose Reward exceeds Hit in places, averages over another set
+// that neither it nor the authors' code states (Metrics.ScoreIntervals and
+// ScoreCovered are two that can). An undefined value prints as "-" (task
+// success on Warehouse probes: n/a in the paper).
 func WriteCompare(w io.Writer, runs []Run) error {
 	head := []string{"run"}
 	for _, name := range CompareColumns {
@@ -162,7 +168,7 @@ func WriteCompare(w io.Writer, runs []Run) error {
 	var b strings.Builder
 	b.WriteString("SFT/RL sweep layout\n")
 	sweep.write(&b)
-	b.WriteString("\noverall layout (Success and Turns describe the probed rollouts; Reward is S)\n")
+	b.WriteString("\noverall layout (Success and Turns describe the probed rollouts; Reward is S over truly possible probes, ≤ Hit)\n")
 	overall.write(&b)
 	_, err := io.WriteString(w, b.String())
 	return err

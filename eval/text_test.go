@@ -28,7 +28,7 @@ func TestWriteCompare(t *testing.T) {
 		"SFT pct30 e5      91.1%    95.3%    86.8%  37.4%    53.9%    86.4%  0.210\n" +
 		"Zero RL no think  50.0%     0.0%   100.0%      -        -        -  0.100\n" +
 		"\n" +
-		"overall layout (Success and Turns describe the probed rollouts; Reward is S)\n" +
+		"overall layout (Success and Turns describe the probed rollouts; Reward is S over truly possible probes, ≤ Hit)\n" +
 		"model             Success  Turns   F1@1  F1@All  Fail F1    Hit  Reward\n" +
 		"SFT pct30 e5        71.9%  12.12  41.1%   51.1%    48.8%  30.3%   0.160\n" +
 		"Zero RL no think        -   3.00      -   50.0%        -   0.0%       -\n"

@@ -65,11 +65,14 @@ func TestComputeWarehouse(t *testing.T) {
 		// MRE sorted [23/360, 0.3125, 0.75, 5/6]: P50 at h = 1.5 →
 		// 0.3125 + 0.5·0.4375 = 0.53125; P90 at h = 2.7 → 0.75 + 0.7/12.
 		MREP50: 0.53125, MREP90: 0.75 + 0.7/12,
-		MREMean: (23.0/360 + 0.3125 + 0.75 + 5.0/6) / 4,
+		MREMean:  (23.0/360 + 0.3125 + 0.75 + 5.0/6) / 4,
+		MRECount: 4,
 		// R: (0.75 + 1 + 0.6 + 0.2 + 0 + 0 + 0.6) / 7; S: (5/12 + 5/9 + 1/3
 		// + 0 + 1/3) / 5 = 59/180.
 		Reward: 3.15 / 7, Score: 59.0 / 180,
 		RewardPossible: 2.95 / 5, RewardImpossible: 0.1,
+		// S of the intervals W1 W2 Y1 Z1: 5/12 + 5/9 + 0 + 1/3; W1 covers.
+		ScoreIntervals: (5.0/12 + 5.0/9 + 1.0/3) / 4, ScoreCovered: 5.0 / 12,
 		Misses: 3, Optimistic: 1, Conservative: 1, OptimisticShare: 1.0 / 3, ConservativeShare: 1.0 / 3,
 		TaskSuccess: NaN, MeanTurns: 2.75, // no task success on Warehouse probes
 		Dims: []DimMetrics{

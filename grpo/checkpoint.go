@@ -95,6 +95,7 @@ func LoadState(path string) (*State, error) {
 	if st.Policy == nil || st.Opt == nil {
 		return nil, fmt.Errorf("%s: %w: no policy or optimiser", file, ErrCheckpoint)
 	}
+	st.Config.restoreZeros()
 	return &st, nil
 }
 
@@ -151,4 +152,20 @@ func verifyLog(path string, size int64) ([]Record, error) {
 		return nil, fmt.Errorf("%w: %w", ErrCheckpoint, err)
 	}
 	return recs, nil
+}
+
+// restoreZeros undoes gob's flattening: gob sends no zero values, so a
+// pointer field saved as a pointer to 0 comes back nil. A saved Config had
+// its defaults applied, so nil there can only have been 0.
+func (c *Config) restoreZeros() {
+	for _, p := range []**float64{&c.KL, &c.Clip} {
+		if *p == nil {
+			*p = Float(0)
+		}
+	}
+	for _, p := range []**int{&c.SFTEpochs, &c.Epochs} {
+		if *p == nil {
+			*p = Int(0)
+		}
+	}
 }

@@ -16,41 +16,59 @@ const (
 // it applies to a head (group size, KL, clipping, epochs) and are tuned for
 // a small head elsewhere (learning rates, batch sizes).
 type Config struct {
-	Init      string  `json:"init"`       // InitSFT or InitRandom; "" means InitSFT
-	SFTEpochs int     `json:"sft_epochs"` // SFT epochs; 0 means 5 (ignored by InitRandom)
-	SFTBatch  int     `json:"sft_batch"`  // SFT rows per step; 0 means 16
-	SFTLR     float64 `json:"sft_lr"`     // SFT Adam learning rate; 0 means 1e-2
-	Epochs    int     `json:"epochs"`     // GRPO epochs over the RL prompts; 0 means 5
-	Batch     int     `json:"batch"`      // prompts per GRPO step; 0 means 16
-	Group     int     `json:"group"`      // sampled actions per prompt G; 0 means 16
+	Init string `json:"init"` // InitSFT or InitRandom; "" means InitSFT
+	// SFTEpochs is the number of SFT epochs; nil means 5. With InitSFT an
+	// explicit 0 is an error (InitRandom is GRPO without SFT); InitRandom
+	// ignores it.
+	SFTEpochs *int    `json:"sft_epochs"`
+	SFTBatch  int     `json:"sft_batch"` // SFT rows per step; 0 means 16
+	SFTLR     float64 `json:"sft_lr"`    // SFT Adam learning rate; 0 means 1e-2
+	// Epochs is the number of GRPO epochs over the RL prompts; nil means 5
+	// and 0 means none: an SFT-only run (an error with InitRandom, which
+	// would train nothing).
+	Epochs *int `json:"epochs"`
+	Batch  int  `json:"batch"` // prompts per GRPO step; 0 means 16
+	Group  int  `json:"group"` // sampled actions per prompt G; 0 means 16
 	// Updates splits each GRPO step's groups into this many mini-batches,
 	// one Adam update each (verl's ppo_mini_batch); 0 means 2.
 	Updates int     `json:"updates"`
 	LR      float64 `json:"lr"` // GRPO Adam learning rate; 0 means 3e-3
 	// KL is the KL coefficient β and Clip the surrogate clip ε; nil means
 	// 0.05 and 0.2, and a zero turns the term or the clipping off.
-	KL     *float64 `json:"kl"`
-	Clip   *float64 `json:"clip"`
-	Hidden int      `json:"hidden"` // MLP width; 0 means 64
-	Space  Space    `json:"space"`  // action space; zero means the default
-	Seed   uint64   `json:"seed"`   // seeds the weights, shuffles and sampling
+	KL   *float64 `json:"kl"`
+	Clip *float64 `json:"clip"`
+	// DropUniformGroups leaves the groups whose rewards are all equal out
+	// of the objective, KL term included (DAPO-style filtering); false,
+	// verl's GRPO, keeps them with advantage 0.
+	DropUniformGroups bool   `json:"drop_uniform_groups,omitempty"`
+	Hidden            int    `json:"hidden"` // MLP width; 0 means 64
+	Space             Space  `json:"space"`  // action space; zero means the default
+	Seed              uint64 `json:"seed"`   // seeds the weights, shuffles and sampling
 }
 
 // Float returns a pointer to v, for the Config fields where nil means the
 // default and zero is a value.
 func Float(v float64) *float64 { return &v }
 
+// Int returns a pointer to v, for the Config fields where nil means the
+// default and zero is a value.
+func Int(v int) *int { return &v }
+
 // withDefaults returns c with every zero field replaced by its default.
 func (c Config) withDefaults() Config {
 	if c.Init == "" {
 		c.Init = InitSFT
 	}
-	c.SFTEpochs = positive(c.SFTEpochs, 5)
-	if c.Init == InitRandom {
-		c.SFTEpochs = 0
+	switch {
+	case c.Init == InitRandom:
+		c.SFTEpochs = Int(0)
+	case c.SFTEpochs == nil:
+		c.SFTEpochs = Int(5)
+	}
+	if c.Epochs == nil {
+		c.Epochs = Int(5)
 	}
 	c.SFTBatch = positive(c.SFTBatch, 16)
-	c.Epochs = positive(c.Epochs, 5)
 	c.Batch = positive(c.Batch, 16)
 	c.Group = positive(c.Group, 16)
 	c.Updates = positive(c.Updates, 2)
@@ -103,11 +121,12 @@ func (c Config) Validate() error {
 	if c.Init != "" && c.Init != InitSFT && c.Init != InitRandom {
 		bad("Init", "got %q, want %q or %q", c.Init, InitSFT, InitRandom)
 	}
+	c.validateEpochs(bad)
 	for _, f := range []struct {
 		name   string
 		v, max int
-	}{{"SFTEpochs", c.SFTEpochs, MaxEpochs}, {"SFTBatch", c.SFTBatch, MaxBatch}, {"Epochs", c.Epochs, MaxEpochs},
-		{"Batch", c.Batch, MaxBatch}, {"Group", c.Group, MaxGroup}, {"Updates", c.Updates, MaxUpdates}, {"Hidden", c.Hidden, MaxHidden}} {
+	}{{"SFTBatch", c.SFTBatch, MaxBatch}, {"Batch", c.Batch, MaxBatch}, {"Group", c.Group, MaxGroup},
+		{"Updates", c.Updates, MaxUpdates}, {"Hidden", c.Hidden, MaxHidden}} {
 		if f.v < 0 || f.v > f.max {
 			bad(f.name, "got %d, want 0 (the default) to %d", f.v, f.max)
 		}
@@ -131,4 +150,25 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.Space.validate()...)
 	return errors.Join(errs...)
+}
+
+// validateEpochs checks the epoch counts, where zero is a value.
+func (c Config) validateEpochs(bad func(field, format string, args ...any)) {
+	random := c.Init == InitRandom
+	if e := c.SFTEpochs; e != nil && !random {
+		switch {
+		case *e == 0:
+			bad("SFTEpochs", "got 0 with init %q, want 1 to %d (init %q is GRPO without SFT)", InitSFT, MaxEpochs, InitRandom)
+		case *e < 0 || *e > MaxEpochs:
+			bad("SFTEpochs", "got %d, want 1 to %d", *e, MaxEpochs)
+		}
+	}
+	if e := c.Epochs; e != nil {
+		switch {
+		case *e < 0 || *e > MaxEpochs:
+			bad("Epochs", "got %d, want 0 (SFT only) to %d", *e, MaxEpochs)
+		case *e == 0 && random:
+			bad("Epochs", "got 0 with init %q, which would train nothing; want 1 to %d", InitRandom, MaxEpochs)
+		}
+	}
 }

@@ -34,20 +34,58 @@
 //
 //	A_i = (r_i − mean(r)) / (std(r) + ε),   ε = 1e-6, std unbiased.
 //
-// A group whose rewards are all equal has no advantage and is left out of
-// the objective entirely; such groups are counted in the log
-// (zero_var_groups). The kept samples are split into mini-batches, each
-// one Adam step on
+// A group whose rewards are all equal has advantage 0 for every sample
+// and stays in the batch: it adds nothing to the surrogate but dilutes its
+// mean and keeps its KL pull towards π_ref — on a collapsed prompt (a
+// possible probe answered "impossible" by every sample) that pull is the
+// only force at work. Such groups are counted in the log
+// (zero_var_groups); Config.DropUniformGroups (--drop-uniform-groups)
+// leaves them out instead, KL term included, like DAPO's dynamic sampling
+// filter but without resampling replacements. The samples are split into
+// mini-batches, each one Adam step on
 //
-//	L(θ) = −(1/N) Σ_i min(ρ_i A_i, clip(ρ_i, 1−ε_c, 1+ε_c) A_i) + β (1/N) Σ_i k3_i,
+//	L(θ) = −(1/N) Σ_i S_i + β (1/N) Σ_i k3_i,
+//	S_i = min(ρ_i A_i, clip(ρ_i, 1−ε_c, 1+ε_c) A_i), and S_i ≥ 3A_i when A_i < 0,
 //	ρ_i = π_θ(a_i|x_i) / π_old(a_i|x_i),
-//	k3_i = π_ref(a_i|x_i)/π_θ(a_i|x_i) − log(π_ref(a_i|x_i)/π_θ(a_i|x_i)) − 1,
+//	k3_i = min(π_ref(a_i|x_i)/π_θ(a_i|x_i) − log(π_ref(a_i|x_i)/π_θ(a_i|x_i)) − 1, 10),
 //
-// with ε_c = 0.2, β = --kl (0.05) and π_ref the head as it was when GRPO
-// started (after SFT, or the random head). k3 is the low-variance,
-// non-negative estimator of KL(π_θ‖π_ref); as in the paper's runs the KL is
-// a loss term, not part of the reward. Gradients come from gorgonia's
-// automatic differentiation; Adam clips them to global norm 1.
+// with ε_c = --clip (0.2; 0 turns clipping off, S_i = ρ_i A_i), β = --kl
+// (0.05; 0 drops the term) and π_ref the head as it was when GRPO started
+// (after SFT, or the random head). As in the paper's runs the KL is a loss
+// term, not part of the reward. Gradients come from gorgonia's automatic
+// differentiation; Adam clips them to global norm 1.
+//
+// # What matches verl
+//
+// The defaults follow verl's GRPO (verl/trainer/ppo/core_algos.py and the
+// actor config) setting by setting:
+//
+//   - advantages: compute_grpo_outcome_advantage with
+//     norm_adv_by_std_in_grpo (torch.std, unbiased; ε = 1e-6). A uniform
+//     group's advantages are exactly 0 here; verl's are (r − mean)/ε,
+//     which is 0 or float32 rounding noise. verl gives a group of one
+//     mean 0 and std 1; here a group has at least two samples.
+//   - no filtering: every group of the batch enters the loss (DAPO's
+//     filter is a separate option there, as here).
+//   - policy loss: loss_mode "vanilla" (compute_policy_loss_vanilla):
+//     clip_ratio 0.2 both sides, dual clip clip_ratio_c = 3, log-ratio
+//     clamped to ±20 before exp.
+//   - loss aggregation: loss_agg_mode "token-mean" — the mean over every
+//     token of the mini-batch, zero-advantage ones included. One sampled
+//     action here stands for one token: the ratio, the clip and the k3 are
+//     per action (the product of the kind, centre and width factors),
+//     where verl takes them per token of the answer text, so a multi-token
+//     answer can be clipped token by token there and only as a whole here.
+//   - KL: use_kl_loss with kl_loss_type "low_var_kl" (k3): log-ratio
+//     clamped to ±20, k3 clamped to [−10, 10] — a sample whose k3 exceeds
+//     10 passes no KL gradient, there as here — averaged with the same
+//     token-mean; no KL in the reward; entropy_coeff 0.
+//   - updates: ppo_epochs 1 over ppo_mini_batch-sized splits (Updates),
+//     gradient norm clipped to 1 (grad_clip).
+//
+// It differs where the policy is a head, not an LLM: Adam without weight
+// decay (verl's AdamW decays by 0.01), learning rates for a head, and the
+// batch and epoch counts of Config.
 //
 // Zero-RL (--init random) skips SFT: from a near-uniform head the cheapest
 // reward is the 0.2 for "impossible", and GRPO collapses onto it, the

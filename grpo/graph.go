@@ -138,21 +138,24 @@ func (h *Head) SFTGrad(s Samples) (float64, [][]float64, error) {
 	return gr.run(loss)
 }
 
-// GRPOGrad returns the GRPO objective on s and its gradient:
+// GRPOGrad returns the GRPO objective on s and its gradient, verl's
+// actor loss with one sample standing for one token (see the package doc):
 //
-//	L = −mean_i min(ρ_i A_i, clip(ρ_i, 1−ε, 1+ε) A_i) + β · mean_i k3_i,
-//	ρ_i = exp(log π − log π_old),  k3_i = exp(log π_ref − log π) − (log π_ref − log π) − 1.
+//	L = −mean_i S_i + β · mean_i k3_i,
+//	S_i = min(ρ_i A_i, clip(ρ_i, 1−ε, 1+ε) A_i), no less than DualClip·A_i when A_i < 0,
+//	ρ_i = exp(log π − log π_old),  k3_i = min(exp(d_i) − d_i − 1, MaxK3),  d_i = log π_ref − log π,
 //
-// min and clip are written with |·| (min(a,b) = (a+b−|a−b|)/2) so that the
-// graph is differentiable with the exact gradient away from the kinks.
+// with both log-ratios clamped to ±MaxLogRatio; eps = 0 means S_i = ρ_i A_i
+// (no clipping at all). The means run over every sample in s, advantage 0
+// or not. min, max and clamp are written with |·|
+// (min(a,b) = (a+b−|a−b|)/2) so that the graph is differentiable with the
+// exact gradient away from the kinks; a clamped value passes no gradient.
 func (h *Head) GRPOGrad(s Samples, eps, beta float64) (GRPOStats, [][]float64, error) {
 	gr := h.build(s)
-	adv := gr.vector("adv", s.Adv)
-	ratio := G.Must(G.Exp(G.Must(G.Sub(gr.logp, gr.vector("old", s.OldLogp)))))
-	clipped := minNode(maxNode(ratio, G.NewConstant(1-eps)), G.NewConstant(1+eps))
-	surr := minNode(G.Must(G.HadamardProd(ratio, adv)), G.Must(G.HadamardProd(clipped, adv)))
-	d := G.Must(G.Sub(gr.vector("ref", s.RefLogp), gr.logp))
-	k3 := G.Must(G.Sub(G.Must(G.Sub(G.Must(G.Exp(d)), d)), G.NewConstant(1.0)))
+	ratio := G.Must(G.Exp(clampNode(G.Must(G.Sub(gr.logp, gr.vector("old", s.OldLogp))), MaxLogRatio)))
+	surr := gr.surrogate(ratio, s.Adv, eps)
+	d := clampNode(G.Must(G.Sub(gr.vector("ref", s.RefLogp), gr.logp)), MaxLogRatio)
+	k3 := minNode(G.Must(G.Sub(G.Must(G.Sub(G.Must(G.Exp(d)), d)), G.NewConstant(1.0))), G.NewConstant(MaxK3))
 	kl := G.Must(G.Mean(k3))
 	loss := G.Must(G.Add(G.Must(G.Neg(G.Must(G.Mean(surr)))), G.Must(G.Mul(kl, G.NewConstant(beta)))))
 	var klv, rv G.Value
@@ -167,6 +170,32 @@ func (h *Head) GRPOGrad(s Samples, eps, beta float64) (GRPOStats, [][]float64, e
 		}
 	}
 	return st, grads, nil
+}
+
+// surrogate lays out Surrogate over the batch.
+func (gr *graph) surrogate(ratio *G.Node, adv []float64, eps float64) *G.Node {
+	a := gr.vector("adv", adv)
+	plain := G.Must(G.HadamardProd(ratio, a))
+	if eps == 0 {
+		return plain
+	}
+	clipped := minNode(maxNode(ratio, G.NewConstant(1-eps)), G.NewConstant(1+eps))
+	surr := minNode(plain, G.Must(G.HadamardProd(clipped, a)))
+	neg, floor := make([]float64, len(adv)), make([]float64, len(adv))
+	for i, v := range adv {
+		floor[i] = DualClip * v
+		if v < 0 {
+			neg[i] = 1
+		}
+	}
+	// surr + [A < 0]·(max(surr, c·A) − surr)
+	lift := G.Must(G.Sub(maxNode(surr, gr.vector("floor", floor)), surr))
+	return G.Must(G.Add(surr, G.Must(G.HadamardProd(gr.vector("neg", neg), lift))))
+}
+
+// clampNode is min(max(v, −bound), bound).
+func clampNode(v *G.Node, bound float64) *G.Node {
+	return minNode(maxNode(v, G.NewConstant(-bound)), G.NewConstant(bound))
 }
 
 func minNode(a, b *G.Node) *G.Node {

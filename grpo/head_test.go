@@ -41,7 +41,7 @@ func grpoLoss(h *Head, s Samples, eps, beta float64) (float64, int) {
 	var clipped int
 	for i, x := range s.X {
 		lp := h.Forward(x).LogProb(s.Actions[i])
-		v, c := Surrogate(math.Exp(lp-s.OldLogp[i]), s.Adv[i], eps)
+		v, c := Surrogate(Ratio(lp, s.OldLogp[i]), s.Adv[i], eps)
 		if c {
 			clipped++
 		}

@@ -64,6 +64,9 @@ func TestSurrogate(t *testing.T) {
 		{1.5, -2, -3, false},  // A < 0, ratio above 1+ε: unclipped and smaller
 		{0.9, -1, -0.9, false},
 		{1.3, 0, 0, false},
+		{4, -1, -3, true}, // A < 0, ratio far above 1+ε: the dual clip floors it at 3A
+		{3.5, -0.5, -1.5, true},
+		{2.9, -1, -2.9, false}, // below the dual-clip bound: ρA
 	} {
 		t.Run(fmt.Sprintf("ratio %v adv %v", tc.ratio, tc.adv), func(t *testing.T) {
 			got, clipped := Surrogate(tc.ratio, tc.adv, 0.2)
@@ -71,6 +74,18 @@ func TestSurrogate(t *testing.T) {
 				t.Errorf("Surrogate(%v, %v, 0.2) = %v, %v; want %v, %v", tc.ratio, tc.adv, got, clipped, tc.want, tc.clipped)
 			}
 		})
+	}
+}
+
+// TestSurrogateNoClip: ε = 0 means no clipping, not clipping everything
+// (min(ρA, A)): ρA with its gradient, on both sides of 1 and past the
+// dual-clip bound.
+func TestSurrogateNoClip(t *testing.T) {
+	for _, tc := range []struct{ ratio, adv float64 }{{1.5, 2}, {0.5, 2}, {0.5, -2}, {1.5, -2}, {4, -1}} {
+		got, clipped := Surrogate(tc.ratio, tc.adv, 0)
+		if got != tc.ratio*tc.adv || clipped {
+			t.Errorf("Surrogate(%v, %v, 0) = %v, %v; want %v, false", tc.ratio, tc.adv, got, clipped, tc.ratio*tc.adv)
+		}
 	}
 }
 
@@ -83,6 +98,8 @@ func TestK3(t *testing.T) {
 		{math.Log(0.5), math.Log(0.25), 0.5 - math.Log(0.5) - 1}, // ratio ref/π = 0.5: 0.1931471805599453
 		{math.Log(0.25), math.Log(0.5), 2 - math.Log(2) - 1},     // ratio 2: 0.3068528194400547
 		{-3, -1, math.Exp(2) - 2 - 1},                            // 4.38905609893065
+		{-4, -1, MaxK3},                                          // e³ − 4 = 16.09: capped at 10 (verl's clamp)
+		{0, -30, MaxK3},                                          // d = −30, clamped to −20: e⁻²⁰ + 19, capped
 	} {
 		got := K3(tc.logp, tc.ref)
 		if math.Abs(got-tc.want) > 1e-15 {
@@ -106,4 +123,113 @@ func TestK3Unbiased(t *testing.T) {
 	if math.Abs(e-kl) > 1e-15 {
 		t.Errorf("E_π[k3] = %v, want KL = %v", e, kl)
 	}
+}
+
+// objectiveBatch is a hand-computable batch on a head whose weights are 0
+// and biases 0, so π is the same for every input: p(interval) =
+// p(impossible) = ½, two centres and two widths at ½ each.
+// log π(interval, c, w) = log ⅛ and log π(impossible) = log ½. Two groups
+// of two:
+//
+//   - mixed, rewards {1.8, 0}, A = ±a with a = 0.9/(0.9·√2 + 1e-6):
+//     s1 interval c0 w0 with ρ = 1.5 (clipped at 1.2, A > 0: no gradient),
+//     s2 impossible with ρ = 1.1 (A < 0, unclipped); π_ref = π, k3 = 0;
+//   - uniform, rewards {0.2, 0.2}, A = 0, ρ = 1: s3 impossible with
+//     π_ref = ¼ (k3 = ln 2 − ½, dk3/dlog π = 1 − π_ref/π = ½), s4 interval
+//     c1 w0 with π_ref = 2π (k3 = 1 − ln 2, dk3/dlog π = −1).
+func objectiveBatch() (*Head, []group) {
+	h := &Head{In: 1, Hidden: 1, Bins: 2, Widths: 2,
+		W1: []float64{0}, B1: []float64{0}, WK: []float64{0, 0}, BK: []float64{0, 0},
+		WC: []float64{0, 0}, BC: []float64{0, 0}, WW: []float64{0, 0}, BW: []float64{0, 0}}
+	ex := Example{X: []float64{1}}
+	in0, in1, imp := Action{Center: 0}, Action{Center: 1}, Action{Impossible: true}
+	q, hf := math.Log(0.125), math.Log(0.5)
+	return h, []group{
+		{ex: ex, actions: []Action{in0, imp}, rewards: []float64{1.8, 0},
+			old: []float64{q - math.Log(1.5), hf - math.Log(1.1)}, ref: []float64{q, hf}},
+		{ex: ex, actions: []Action{imp, in1}, rewards: []float64{0.2, 0.2},
+			old: []float64{hf, q}, ref: []float64{math.Log(0.25), math.Log(0.25)}},
+	}
+}
+
+// TestObjectiveUniformGroup pins the loss and the bias gradients of the
+// batch above, by hand: with the uniform group kept (verl), N = 4 and
+//
+//	L = −(1.2a − 1.1a)/4 + β(ln 2 − ½ + 1 − ln 2)/4 = −0.025a + β/8,
+//	∂L/∂log π = (0, 1.1a/4, β/8, −β/4) for s1…s4,
+//	∂L/∂BK = Σ ∂L/∂log π_i (onehot(kind_i) − ½) = (−0.1375a − 3β/16, +…),
+//	∂L/∂BC = −β/4 · (onehot(c1) − ½) = (β/8, −β/8), ∂L/∂BW = −β/4 · (onehot(w0) − ½) = (−β/8, β/8);
+//
+// dropped (DAPO-style), N = 2, L = −0.05a, ∂L/∂BK = 0.55a·(−½, ½),
+// ∂L/∂BC = ∂L/∂BW = 0.
+func TestObjectiveUniformGroup(t *testing.T) {
+	const beta = 0.1
+	a := 0.9 / (0.9*math.Sqrt2 + AdvantageEps)
+	for _, tc := range []struct {
+		name          string
+		drop          bool
+		uniform       int
+		samples       int
+		loss          float64
+		clipped       int
+		bk0, bc0, bw0 float64
+		wantLossText  string
+	}{
+		{"verl keeps it", false, 1, 4, -0.025*a + beta/8, 1, -0.1375*a - 3*beta/16, beta / 8, -beta / 8, "-0.0051776556407857124"},
+		{"drop uniform groups", true, 1, 2, -0.05 * a, 1, -0.275 * a, 0, 0, "-0.035355311281571426"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, groups := objectiveBatch()
+			kept, uniform := keep(groups, tc.drop)
+			s := samplesOf(kept)
+			if uniform != tc.uniform || len(s.X) != tc.samples {
+				t.Fatalf("keep: %d uniform, %d samples; want %d, %d", uniform, len(s.X), tc.uniform, tc.samples)
+			}
+			st, grads, err := h.GRPOGrad(s, 0.2, beta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(st.Loss-tc.loss) > 1e-15 || fmt.Sprint(tc.loss) != tc.wantLossText || st.Clipped != tc.clipped {
+				t.Errorf("loss %v (hand %v = %s), clipped %d; want %d", st.Loss, tc.loss, tc.wantLossText, st.Clipped, tc.clipped)
+			}
+			checkPair(t, "BK", grads[3], tc.bk0)
+			checkPair(t, "BC", grads[5], tc.bc0)
+			checkPair(t, "BW", grads[7], tc.bw0)
+			for _, i := range []int{0, 1, 2, 4, 6} { // hidden is tanh(0) = 0 and WK = WC = WW = 0
+				for j, v := range grads[i] {
+					if v != 0 {
+						t.Errorf("param %d[%d]: gradient %v, want 0", i, j, v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// checkPair checks a two-entry gradient (v, −v).
+func checkPair(t *testing.T, name string, got []float64, v float64) {
+	t.Helper()
+	if math.Abs(got[0]-v) > 1e-15 || math.Abs(got[1]+v) > 1e-15 {
+		t.Errorf("∂L/∂%s = %v, want (%v, %v)", name, got, v, -v)
+	}
+}
+
+// TestObjectiveNoClip: with ε = 0 the mixed group's s1 (ρ = 1.5, A > 0)
+// is not clipped: L = −(1.5a − 1.1a)/2 = −0.2a, ∂L/∂log π = (−0.75a,
+// 0.55a), ∂L/∂BK = (−0.65a, 0.65a), ∂L/∂BC = ∂L/∂BW = (−0.375a, 0.375a).
+// With ε = 0.2 it is clipped and passes nothing to BC and BW.
+func TestObjectiveNoClip(t *testing.T) {
+	a := 0.9 / (0.9*math.Sqrt2 + AdvantageEps)
+	h, groups := objectiveBatch()
+	kept, _ := keep(groups[:1], false)
+	st, grads, err := h.GRPOGrad(samplesOf(kept), 0, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(st.Loss+0.2*a) > 1e-15 || st.Clipped != 0 {
+		t.Errorf("loss %v, clipped %d; want %v, 0", st.Loss, st.Clipped, -0.2*a)
+	}
+	checkPair(t, "BK", grads[3], -0.65*a)
+	checkPair(t, "BC", grads[5], -0.375*a)
+	checkPair(t, "BW", grads[7], -0.375*a)
 }

@@ -32,8 +32,9 @@ type SFTStep struct {
 // the update) and what the updates measured.
 type GRPOStep struct {
 	Groups int `json:"groups"`
-	// ZeroVarGroups counts groups whose rewards were all equal: they carry
-	// no advantage and are left out of the objective.
+	// ZeroVarGroups counts groups whose rewards were all equal: their
+	// advantages are 0, so only their KL term acts, and with
+	// DropUniformGroups they are left out of the objective.
 	ZeroVarGroups int `json:"zero_var_groups"`
 	// Reward is the mean reward of all sampled actions, and by the probe's
 	// truth class (undefined when the batch has none of the class).

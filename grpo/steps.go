@@ -74,10 +74,11 @@ func (t *trainer) rollout(ex Example) group {
 	return g
 }
 
-// grpoStep samples the batch's groups, computes advantages, drops
-// zero-variance groups and takes Updates Adam steps on the rest.
+// grpoStep samples the batch's groups, computes advantages and takes
+// Updates Adam steps on them; uniform groups stay in with advantage 0
+// unless DropUniformGroups leaves them out.
 func (t *trainer) grpoStep(batch []int) error {
-	var kept []group
+	var groups []group
 	var rec GRPOStep
 	var m meanBy
 	var imp int
@@ -91,15 +92,11 @@ func (t *trainer) grpoStep(batch []int) error {
 				imp++
 			}
 		}
-		var zero bool
-		if g.adv, zero = Advantages(g.rewards); zero {
-			rec.ZeroVarGroups++
-			continue
-		}
-		kept = append(kept, g)
+		groups = append(groups, g)
 	}
+	kept, uniform := keep(groups, t.cfg.DropUniformGroups)
 	n := len(batch) * t.cfg.Group
-	rec.Groups = len(batch)
+	rec.Groups, rec.ZeroVarGroups = len(batch), uniform
 	rec.Reward, rec.RewardPossible, rec.RewardImpossible = m.means()
 	rec.ImpossibleRate = float64(imp) / float64(n)
 	rec.KL = kl / float64(n)
@@ -117,7 +114,40 @@ func (t *trainer) grpoStep(batch []int) error {
 	return nil
 }
 
-// update splits the kept groups into Updates mini-batches (in order) and
+// keep sets each group's advantages and returns the groups the objective
+// sees: all of them (verl's GRPO), or with drop those whose rewards are
+// not all equal (DAPO's dynamic sampling filter, without the resampling).
+// uniform counts the groups whose rewards are all equal.
+func keep(groups []group, drop bool) (kept []group, uniform int) {
+	for _, g := range groups {
+		var u bool
+		if g.adv, u = Advantages(g.rewards); u {
+			uniform++
+			if drop {
+				continue
+			}
+		}
+		kept = append(kept, g)
+	}
+	return kept, uniform
+}
+
+// samplesOf flattens groups into one mini-batch.
+func samplesOf(groups []group) Samples {
+	var s Samples
+	for _, g := range groups {
+		for j, a := range g.actions {
+			s.X = append(s.X, g.ex.X)
+			s.Actions = append(s.Actions, a)
+			s.Adv = append(s.Adv, g.adv[j])
+			s.OldLogp = append(s.OldLogp, g.old[j])
+			s.RefLogp = append(s.RefLogp, g.ref[j])
+		}
+	}
+	return s
+}
+
+// update splits the groups into Updates mini-batches (in order) and
 // takes one Adam step on each; the first sees ρ = 1, later ones the
 // policy already moved by the earlier ones, which is where clipping acts.
 func (t *trainer) update(kept []group, rec *GRPOStep) error {
@@ -129,16 +159,7 @@ func (t *trainer) update(kept []group, rec *GRPOStep) error {
 	var loss float64
 	var clipped, samples int
 	for u := range parts {
-		var s Samples
-		for _, g := range kept[u*len(kept)/parts : (u+1)*len(kept)/parts] {
-			for j, a := range g.actions {
-				s.X = append(s.X, g.ex.X)
-				s.Actions = append(s.Actions, a)
-				s.Adv = append(s.Adv, g.adv[j])
-				s.OldLogp = append(s.OldLogp, g.old[j])
-				s.RefLogp = append(s.RefLogp, g.ref[j])
-			}
-		}
+		s := samplesOf(kept[u*len(kept)/parts : (u+1)*len(kept)/parts])
 		st, grads, err := t.st.Policy.GRPOGrad(s, *t.cfg.Clip, *t.cfg.KL)
 		if err != nil {
 			return err

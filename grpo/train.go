@@ -128,7 +128,7 @@ func (t *trainer) resume() error {
 	}
 	want := st.Config
 	want.Epochs = t.cfg.Epochs
-	if !sameConfig(want, t.cfg) || t.cfg.Epochs < st.Config.Epochs {
+	if !sameConfig(want, t.cfg) || *t.cfg.Epochs < *st.Config.Epochs {
 		return fmt.Errorf("%s: %w: config differs from the checkpoint's (only epochs may grow)", t.opt.Out, ErrCheckpoint)
 	}
 	if st.Data != t.data.Digest() {
@@ -179,7 +179,7 @@ func (t *trainer) loop(ctx context.Context) error {
 		}
 		st := t.st
 		switch {
-		case st.Phase == "sft" && st.Epoch < t.cfg.SFTEpochs:
+		case st.Phase == "sft" && st.Epoch < *t.cfg.SFTEpochs:
 			if err := t.sftEpoch(); err != nil {
 				return err
 			}
@@ -188,7 +188,7 @@ func (t *trainer) loop(ctx context.Context) error {
 			st.Ref = st.Policy.Clone()
 			st.Opt = NewAdam(t.cfg.LR, st.Policy.Params())
 			continue
-		case st.Epoch < t.cfg.Epochs:
+		case st.Epoch < *t.cfg.Epochs:
 			if err := t.grpoEpoch(ctx); err != nil {
 				return err
 			}

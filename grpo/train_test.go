@@ -12,7 +12,7 @@ import (
 )
 
 // smallConfig trains quickly on synthData: 2 SFT + 2 GRPO epochs.
-var smallConfig = Config{SFTEpochs: 2, Epochs: 2, Group: 8, Batch: 24, Seed: 7}
+var smallConfig = Config{SFTEpochs: Int(2), Epochs: Int(2), Group: 8, Batch: 24, Seed: 7}
 
 // outputs are the files a run's result is judged by.
 var outputs = []string{LogFile, PlotFile, EvalFile, PredsFile, filepath.Join(CheckpointDir, LatestFile), filepath.Join(CheckpointDir, "grpo-02", StateFile)}
@@ -108,7 +108,7 @@ func TestResumeMidEpoch(t *testing.T) {
 func TestResumeMoreEpochs(t *testing.T) {
 	data := synthData()
 	three := smallConfig
-	three.Epochs = 3
+	three.Epochs = Int(3)
 	full := t.TempDir()
 	if _, err := Train(context.Background(), three, data, Options{Out: full, Name: "test"}); err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestResumeRefusals(t *testing.T) {
 	other := smallConfig
 	other.KL = Float(0.1)
 	fewer := smallConfig
-	fewer.Epochs = 1
+	fewer.Epochs = Int(1)
 	for _, tc := range []struct {
 		name string
 		cfg  Config
@@ -187,7 +187,7 @@ func TestSeeds(t *testing.T) {
 func TestZeroRLCollapses(t *testing.T) {
 	cfg := smallConfig
 	cfg.Init = InitRandom
-	cfg.Epochs = 3
+	cfg.Epochs = Int(3)
 	res, err := Train(context.Background(), cfg, synthData(), Options{Out: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -241,17 +241,17 @@ func TestSFTThenGRPOBeatsUntrained(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	err := Config{Init: "warm", Group: 1, Epochs: -1, Clip: Float(1), LR: -1}.Validate()
+	err := Config{Init: "warm", Group: 1, Epochs: Int(-1), Clip: Float(1), LR: -1}.Validate()
 	want := `invalid config: Init: got "warm", want "sft" or "random"
-invalid config: Epochs: got -1, want 0 (the default) to 10000
+invalid config: Epochs: got -1, want 0 (SFT only) to 10000
 invalid config: Group: got 1, want at least 2 (advantages need a group)
 invalid config: LR: got -1, want 0 (the default) to 10
 invalid config: Clip: got 1, want in [0, 1)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
-	err = Config{SFTEpochs: 1 << 40, Batch: 1 << 20, Hidden: 1 << 30, SFTLR: math.Inf(1), KL: Float(math.NaN()), Clip: Float(math.NaN())}.Validate()
-	want = `invalid config: SFTEpochs: got 1099511627776, want 0 (the default) to 10000
+	err = Config{SFTEpochs: Int(1 << 40), Batch: 1 << 20, Hidden: 1 << 30, SFTLR: math.Inf(1), KL: Float(math.NaN()), Clip: Float(math.NaN())}.Validate()
+	want = `invalid config: SFTEpochs: got 1099511627776, want 1 to 10000
 invalid config: Batch: got 1048576, want 0 (the default) to 65536
 invalid config: Hidden: got 1073741824, want 0 (the default) to 4096
 invalid config: SFTLR: got +Inf, want 0 (the default) to 10

@@ -182,7 +182,7 @@ func (u *anthropicUsage) guard() *rollout.GuardUsage {
 		g.Output = rollout.Unrecorded
 	}
 	if u.Details != nil {
-		g.Reasoning = n(u.Details.Thinking)
+		g.Reasoning = u.Details.Thinking
 	}
 	return g
 }

@@ -158,7 +158,7 @@ type chatUsage struct {
 		Cached int64 `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
 	CDetails *struct {
-		Reasoning int64 `json:"reasoning_tokens"`
+		Reasoning *int64 `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
 }
 

@@ -112,7 +112,9 @@ func callUsages(evs []map[string]any) []map[string]any {
 	return out
 }
 
-func usageMap(in, out, reasoning, cached float64) map[string]any {
+// usageMap is a ledger usage object; reasoning is nil where the upstream
+// did not break it out.
+func usageMap(in, out float64, reasoning any, cached float64) map[string]any {
 	return map[string]any{"input": in, "output": out, "reasoning": reasoning, "cached": cached}
 }
 
@@ -149,7 +151,7 @@ func TestChatPassThrough(t *testing.T) {
 		t.Fatalf("ledger has %d sessions, want 1", len(evs))
 	}
 	for _, e := range evs {
-		if diff := cmp.Diff([]map[string]any{usageMap(120, 30, 12, 100)}, callUsages(e)); diff != "" {
+		if diff := cmp.Diff([]map[string]any{usageMap(120, 30, 12.0, 100)}, callUsages(e)); diff != "" {
 			t.Errorf("usage (-want +got):\n%s", diff)
 		}
 	}
@@ -225,7 +227,7 @@ func TestChatStreamUsage(t *testing.T) {
 				t.Errorf("upstream got %s, want %s", log.bodies[0], want)
 			}
 			for _, evs := range readLedger(t, dir) {
-				if diff := cmp.Diff([]map[string]any{usageMap(50, 9, 0, 0)}, callUsages(evs)); diff != "" {
+				if diff := cmp.Diff([]map[string]any{usageMap(50, 9, nil, 0)}, callUsages(evs)); diff != "" {
 					t.Errorf("usage (-want +got):\n%s", diff)
 				}
 				out := evs[1]["output"].([]any)[0].(map[string]any)["text"]
@@ -273,7 +275,7 @@ func TestAnthropicStreamUsage(t *testing.T) {
 	for _, evs := range readLedger(t, dir) {
 		// input = 10 + 500 cache reads + 20 cache writes; the last
 		// cumulative output count.
-		if diff := cmp.Diff([]map[string]any{usageMap(530, 42, 0, 500)}, callUsages(evs)); diff != "" {
+		if diff := cmp.Diff([]map[string]any{usageMap(530, 42, nil, 500)}, callUsages(evs)); diff != "" {
 			t.Errorf("usage (-want +got):\n%s", diff)
 		}
 		if evs[1]["system"] != "sys" || evs[1]["complete"] != true {
@@ -297,7 +299,7 @@ func TestResponsesStreamUsage(t *testing.T) {
 		t.Errorf("stream relayed wrong:\n%s", got)
 	}
 	for _, evs := range readLedger(t, dir) {
-		if diff := cmp.Diff([]map[string]any{usageMap(300, 80, 64, 256)}, callUsages(evs)); diff != "" {
+		if diff := cmp.Diff([]map[string]any{usageMap(300, 80, 64.0, 256)}, callUsages(evs)); diff != "" {
 			t.Errorf("usage (-want +got):\n%s", diff)
 		}
 	}
@@ -622,7 +624,7 @@ func TestLedgerReadsAsTrajectory(t *testing.T) {
 	id := trajs[0].ID
 	call := `<tool_call>\n{\"name\": \"bash\", \"arguments\": {}}\n</tool_call>`
 	want := `{"custom_id":"` + id + `","budget":5000,"messages":[{"role":"system","content":"you fix bugs"},{"role":"user","content":"fix it"},{"role":"assistant","content":"step\n` + call + `"},{"role":"user","content":"out"},{"role":"assistant","content":"step\n` + call + `"}],` +
-		`"per_turn_api_tokens":[{"input":200,"output":10,"reasoning":0,"cached":0},{"input":400,"output":10,"reasoning":0,"cached":0}],"api_inputs":"request",` +
+		`"per_turn_api_tokens":[{"input":200,"output":10,"reasoning":null,"cached":0},{"input":400,"output":10,"reasoning":null,"cached":0}],"api_inputs":"request",` +
 		`"metadata":{"success":false,"outcome_source":"none","guard":{"policy":"stop","budget":5000,"estimates":[` +
 		`{"after_turn":1,"response":"<answer>[100, 200]</answer>","verdict":"interval","interval":[100,200],"estimator_input_tokens":700,"estimator_output_tokens":20,"latency_ms":LAT1},` +
 		`{"after_turn":2,"response":"<answer>impossible</answer>","verdict":"impossible","interval":null,"estimator_input_tokens":700,"estimator_output_tokens":20,"latency_ms":LAT2}],"stopped_after_turn":2}}}`

@@ -62,7 +62,11 @@ func (m *metrics) call(format string, code int, u *rollout.GuardUsage) {
 	if u == nil {
 		return
 	}
-	for kind, n := range map[string]int64{"input": u.Input, "output": u.Output, "reasoning": u.Reasoning, "cached": u.Cached} {
+	reasoning := int64(0)
+	if u.Reasoning != nil {
+		reasoning = *u.Reasoning
+	}
+	for kind, n := range map[string]int64{"input": u.Input, "output": u.Output, "reasoning": reasoning, "cached": u.Cached} {
 		if n > 0 {
 			m.tokens.WithLabelValues(format, kind).Add(float64(n))
 		}

@@ -136,7 +136,7 @@ type responsesUsage struct {
 		Cached int64 `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
 	ODetails *struct {
-		Reasoning int64 `json:"reasoning_tokens"`
+		Reasoning *int64 `json:"reasoning_tokens"`
 	} `json:"output_tokens_details"`
 }
 

@@ -15,9 +15,10 @@ type Counter interface {
 	Count(s string) int
 }
 
-// TurnTokens is the usage of one turn: in_k is the user message, out_k the
-// assistant's output (the API's recorded count when present, since it
-// includes hidden reasoning).
+// TurnTokens is the usage of one turn: in_k what the turn added to the
+// context, out_k what the model generated (the API's recorded count when
+// present, since it includes hidden reasoning, plus the outputs of retried
+// calls).
 type TurnTokens struct {
 	In, Out int64
 }
@@ -31,6 +32,9 @@ type Accounting struct {
 	// TrailingAt its message index (-1 when there is none).
 	Trailing   int64
 	TrailingAt int
+	// Basis says where each turn's input comes from (replay accounting,
+	// NewReplay); nil from Account, whose inputs are always the messages'.
+	Basis []Basis
 }
 
 // Pair splits messages into turns greedily: a user message followed by an
@@ -74,6 +78,9 @@ func Account(t Trajectory, c Counter) (Accounting, error) {
 			if out, err = messageTokens(t, p[1], t.Messages[p[1]].Content, c); err != nil {
 				return a, err
 			}
+		}
+		if k < len(t.API) {
+			out += t.API[k].Retried.Output
 		}
 		a.Turns[k] = TurnTokens{In: in, Out: out}
 	}
@@ -145,4 +152,356 @@ func (a Accounting) Total(sys int64) int64 {
 		total += t.In + t.Out
 	}
 	return total
+}
+
+// Basis says where one turn's input count in_k comes from in the replay
+// accounting (NewReplay). Every turn has exactly one.
+type Basis uint8
+
+const (
+	// BasisMessages: no turn of the rollout records its input; in_k is the
+	// user message's count, as in build.
+	BasisMessages Basis = iota
+	// BasisLog: the log's own numbers — the turn's input as recorded, or
+	// the request delta input_k − input_{k−1} − vis_{k−1} with vis_{k−1}
+	// the previous output less its recorded reasoning (the whole output
+	// when the log records no reasoning and the request grew by at least
+	// that much).
+	BasisLog
+	// BasisEstimated: a request delta where the request grew by less than
+	// the previous turn's output although the log records no reasoning for
+	// it — proof of hidden reasoning the log does not break out. vis_{k−1}
+	// is then estimated as the count of the previous assistant text
+	// (recorded, else the tokenizer's), at most the growth.
+	BasisEstimated
+	// BasisNoUsage: the turn records no input; in_k is its user message's
+	// count (for the first turn with the log's own system message, which
+	// the first request holds).
+	BasisNoUsage
+	// BasisAfterGap: the previous turn records no input or output, so
+	// there is no delta; in_k is the user message's count.
+	BasisAfterGap
+	// BasisHistoryCut: the request grew by less than the previous visible
+	// output (the harness dropped history); in_k is the user message's
+	// count.
+	BasisHistoryCut
+	numBases
+)
+
+func (b Basis) String() string {
+	switch b {
+	case BasisLog:
+		return "log"
+	case BasisEstimated:
+		return "estimated"
+	case BasisNoUsage:
+		return "no usage"
+	case BasisAfterGap:
+		return "after a turn without usage"
+	case BasisHistoryCut:
+		return "history cut"
+	}
+	return "messages"
+}
+
+// Bases counts the turns of a by Basis; every count is 0 for an
+// Accounting made by Account, which records none.
+func (a Accounting) Bases() [numBases]int {
+	var n [numBases]int
+	for _, b := range a.Basis {
+		n[b]++
+	}
+	return n
+}
+
+// HistoryIncluded reports whether per-request input counts include the
+// conversation so far: input_k ≥ input_j + output_{k−1}, with input_j the
+// last recorded input before turn k, holds for at least half of the turns
+// k = 1 … n−1 that record their input and follow one that does (an
+// Unrecorded input is skipped). With no such turn it never does.
+func HistoryIncluded(input, output []int64) bool {
+	n := min(len(input), len(output))
+	hits, compared := 0, 0
+	prev := int64(Unrecorded)
+	for k := 0; k < n; k++ {
+		if input[k] == Unrecorded {
+			continue
+		}
+		if prev != Unrecorded {
+			compared++
+			if input[k] >= prev+output[k-1] {
+				hits++
+			}
+		}
+		prev = input[k]
+	}
+	return compared > 0 && 2*hits >= compared
+}
+
+// accountingRule is how a compat turns recorded usage into per-turn
+// usage; the zero value is Native's (nativeVote, nativeInputs).
+type accountingRule struct {
+	// history decides whether request inputs include the history when the
+	// log does not say; nil is nativeVote.
+	history func(t Trajectory, a Accounting, c Counter) bool
+	// inputs sets a.Turns[k].In and a.Basis[k] from the recorded usage;
+	// nil is nativeInputs.
+	inputs func(t Trajectory, c Counter, a *Accounting, src InputSource) error
+}
+
+// replayAccount is the accounting step of the replay (see the package
+// doc, "Usage accounting"): outputs as recorded, inputs by the rule. It is
+// the one place where history-inclusive request inputs become per-turn
+// deltas, for every reader that records them.
+func replayAccount(t Trajectory, c Counter, rule accountingRule) (Accounting, InputSource, error) {
+	pairs, trailing := Pair(t.Messages)
+	a := Accounting{Pairs: pairs, TrailingAt: trailing, Turns: make([]TurnTokens, len(pairs)), Basis: make([]Basis, len(pairs))}
+	for k, p := range pairs {
+		out := int64(Unrecorded)
+		if k < len(t.API) {
+			out = t.API[k].Output
+		}
+		if out == Unrecorded {
+			var err error
+			if out, err = messageTokens(t, p[1], t.Messages[p[1]].Content, c); err != nil {
+				return a, 0, err
+			}
+		}
+		if k < len(t.API) {
+			out += t.API[k].Retried.Output
+		}
+		a.Turns[k].Out = out
+	}
+	src := InputMessages
+	if anyInput(t.API, len(pairs)) {
+		src = inputKind(t, a, c, rule)
+	}
+	if src == InputMessages {
+		for k, p := range pairs {
+			in, err := userTokens(t, p[0], c)
+			if err != nil {
+				return a, 0, err
+			}
+			a.Turns[k].In = in
+		}
+		return a, src, nil
+	}
+	inputs := rule.inputs
+	if inputs == nil {
+		inputs = nativeInputs
+	}
+	return a, src, inputs(t, c, &a, src)
+}
+
+// anyInput reports whether any of the first n turns records its input.
+func anyInput(api []APITokens, n int) bool {
+	for k := 0; k < min(n, len(api)); k++ {
+		if api[k].Input != Unrecorded {
+			return true
+		}
+	}
+	return false
+}
+
+// apiAt is turn k's usage, Unrecorded counts for a turn past t.API.
+func apiAt(t Trajectory, k int) APITokens {
+	if k < len(t.API) {
+		return t.API[k]
+	}
+	return APITokens{Input: Unrecorded, Output: Unrecorded}
+}
+
+// inputKind decides what the recorded inputs measure: what the log says
+// (t.Inputs), else the rule's vote.
+func inputKind(t Trajectory, a Accounting, c Counter, rule accountingRule) InputSource {
+	history := rule.history
+	if history == nil {
+		history = nativeVote
+	}
+	switch {
+	case t.Inputs == InputsRequest:
+		return InputAPIDeltas
+	case t.Inputs == InputsTurn:
+		return InputAPI
+	case history(t, a, c):
+		return InputAPIDeltas
+	}
+	return InputAPI
+}
+
+// nativeVote is HistoryIncluded against a lower bound of each visible
+// output (voteVisible), so that hidden reasoning the log does not record
+// does not make cumulative inputs look per-turn.
+func nativeVote(t Trajectory, a Accounting, c Counter) bool {
+	n := len(a.Pairs)
+	in, vis := make([]int64, n), make([]int64, n)
+	for k, p := range a.Pairs {
+		api := apiAt(t, k)
+		in[k], vis[k] = api.Input, voteVisible(t, api, p[1], a.Turns[k].Out, c)
+	}
+	return HistoryIncluded(in, vis)
+}
+
+// voteVisible is a lower bound of the visible output of a turn with output
+// out: output − reasoning where recorded, else the smaller of out and the
+// count of the assistant text (message i) when one can be had.
+func voteVisible(t Trajectory, api APITokens, i int, out int64, c Counter) int64 {
+	if v, ok := api.Visible(); ok {
+		return v
+	}
+	n := t.Messages[i].Tokens
+	if n == Unrecorded {
+		if c == nil {
+			return out
+		}
+		n = int64(c.Count(t.Messages[i].Content))
+	}
+	return min(n, out)
+}
+
+// nativeInputs is this tool's rule: every turn keeps the log's number
+// where the log gives one (BasisLog); the previous visible output is
+// estimated only where the numbers prove unrecorded hidden reasoning
+// (BasisEstimated); a turn without usage, the turn after it and a turn
+// whose request shrank fall back to message counts on their own.
+func nativeInputs(t Trajectory, c Counter, a *Accounting, src InputSource) error {
+	for k, p := range a.Pairs {
+		api := apiAt(t, k)
+		in, basis := api.Input, BasisLog
+		switch {
+		case api.Input == Unrecorded:
+			basis = BasisNoUsage
+		case src == InputAPIDeltas && k > 0:
+			var err error
+			if in, basis, err = nativeDelta(t, c, a, k); err != nil {
+				return err
+			}
+		}
+		if basis != BasisLog && basis != BasisEstimated {
+			var err error
+			if in, err = fallbackInput(t, p[0], k, c); err != nil {
+				return err
+			}
+		}
+		a.Turns[k].In, a.Basis[k] = in, basis
+	}
+	return nil
+}
+
+// nativeDelta is in_k = input_k − input_{k−1} − vis_{k−1} for k ≥ 1 and
+// its basis; a basis other than BasisLog and BasisEstimated leaves in_k to
+// the fallback.
+func nativeDelta(t Trajectory, c Counter, a *Accounting, k int) (int64, Basis, error) {
+	prev, cur := apiAt(t, k-1), apiAt(t, k)
+	if prev.Input == Unrecorded || prev.Output == Unrecorded {
+		return 0, BasisAfterGap, nil
+	}
+	growth := cur.Input - prev.Input
+	if vis, ok := prev.Visible(); ok {
+		if growth < vis {
+			return 0, BasisHistoryCut, nil
+		}
+		return growth - vis, BasisLog, nil
+	}
+	switch {
+	case growth >= prev.Output:
+		return growth - prev.Output, BasisLog, nil
+	case growth < 0:
+		return 0, BasisHistoryCut, nil
+	}
+	i := a.Pairs[k-1][1]
+	n, err := messageTokens(t, i, t.Messages[i].Content, c)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w (estimating the visible output: the request of turn %d grew by %d tokens, less than the previous output's %d, and the log records no reasoning)", err, k, growth, prev.Output)
+	}
+	return growth - min(n, growth), BasisEstimated, nil
+}
+
+// fallbackInput is in_k without the log's input: the user message's count,
+// and for the first turn also the log's own system message, which the
+// first request holds.
+func fallbackInput(t Trajectory, user, k int, c Counter) (int64, error) {
+	n, err := userTokens(t, user, c)
+	if err != nil || k > 0 || len(t.Messages) == 0 || t.Messages[0].Role != "system" {
+		return n, err
+	}
+	s, err := messageTokens(t, 0, t.Messages[0].Content, c)
+	return n + s, err
+}
+
+// bagenV1Accounting is the authors' conversion of request usage to turn
+// usage (token_estimation/env.py, _request_usage_input_includes_history
+// and _convert_request_usage_to_turn_usage, mll-lab-nu/BAGEN 58bef4c).
+var bagenV1Accounting = accountingRule{history: bagenV1Vote, inputs: bagenV1Inputs}
+
+// bagenV1Visible is _estimate_turn_visible_output_tokens on a turn's
+// usage: output − reasoning where the reasoning is recorded (0 included;
+// for an estimation dialogue read by Compat.Decode it carries their
+// word-ratio estimate), else the whole output; false when the output is
+// not recorded.
+func bagenV1Visible(api APITokens) (int64, bool) {
+	if v, ok := api.Visible(); ok {
+		return v, true
+	}
+	return max(0, api.Output), api.Output != Unrecorded
+}
+
+// bagenV1Vote: a turn with a recorded input is compared with the last
+// recorded input before it plus the previous turn's visible output (when
+// known); inputs include the history when at least half of the compared
+// turns have input ≥ that baseline.
+func bagenV1Vote(t Trajectory, a Accounting, _ Counter) bool {
+	prev := int64(Unrecorded)
+	compared, votes := 0, 0
+	for k := range a.Pairs {
+		in := apiAt(t, k).Input
+		if prev != Unrecorded && in != Unrecorded {
+			compared++
+			base := prev
+			if v, ok := bagenV1Visible(apiAt(t, k-1)); ok {
+				base += v
+			}
+			if in >= base {
+				votes++
+			}
+		}
+		if in != Unrecorded {
+			prev = in
+		}
+	}
+	return compared > 0 && 2*votes >= compared
+}
+
+// bagenV1Inputs: with history-inclusive inputs, in_k = max(0, input_k −
+// the last recorded input before it − the previous visible output); else
+// the input as recorded. A clamped delta is counted as BasisHistoryCut
+// (its value stays 0, as theirs). A turn without a recorded input, which
+// their prompt shows as "unknown tokens", falls back to the message count.
+func bagenV1Inputs(t Trajectory, c Counter, a *Accounting, src InputSource) error {
+	prev := int64(Unrecorded)
+	for k, p := range a.Pairs {
+		api := apiAt(t, k)
+		in, basis := api.Input, BasisLog
+		switch {
+		case api.Input == Unrecorded:
+			var err error
+			if in, err = fallbackInput(t, p[0], k, c); err != nil {
+				return err
+			}
+			basis = BasisNoUsage
+		case src == InputAPIDeltas && prev != Unrecorded:
+			base := prev
+			if v, ok := bagenV1Visible(apiAt(t, k-1)); ok {
+				base += v
+			}
+			if in = api.Input - base; in < 0 {
+				in, basis = 0, BasisHistoryCut
+			}
+		}
+		if api.Input != Unrecorded {
+			prev = api.Input
+		}
+		a.Turns[k].In, a.Basis[k] = in, basis
+	}
+	return nil
 }

@@ -63,3 +63,6 @@ func TestAccountTokenSumOverflow(t *testing.T) {
 		})
 	}
 }
+
+// tokens is a recorded reasoning count.
+func tokens(n int64) *int64 { return &n }

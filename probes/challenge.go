@@ -28,6 +28,14 @@ func (u Usage) Sub(v Usage) Usage {
 	return Usage{cents(u.TimeWeeks - v.TimeWeeks), cents(u.WarehouseItemWeeks - v.WarehouseItemWeeks), cents(u.CostUSD - v.CostUSD)}
 }
 
+// wholeSub is max(0, round(u) − round(v)) per dimension, rounding half to
+// even as Python's round: the authors' remaining usage
+// (money_estimation/env.py rounds every logged value to an int first).
+func (u Usage) wholeSub(v Usage) Usage {
+	u, v = u.whole(), v.whole()
+	return Usage{max(0, u.TimeWeeks-v.TimeWeeks), max(0, u.WarehouseItemWeeks-v.WarehouseItemWeeks), max(0, u.CostUSD-v.CostUSD)}
+}
+
 // Within reports whether every dimension of u is at most b's.
 func (u Usage) Within(b Usage) bool {
 	return u.TimeWeeks <= b.TimeWeeks && u.WarehouseItemWeeks <= b.WarehouseItemWeeks && u.CostUSD <= b.CostUSD

@@ -45,9 +45,13 @@ or
 // WarehouseProbe is the truth of one challenge-conditioned Warehouse probe
 // after turn After.
 type WarehouseProbe struct {
-	After     int
-	Current   Step  // usage and cash after turn After
-	Remaining Usage // realized total − Current, per dimension
+	After   int
+	Current Step // usage and cash after turn After
+	// Remaining is the realized total − Current, per dimension, in the
+	// log's cents; with a Whole challenge (the bagen-v1 preset) the
+	// difference of the two rounded to whole units, at least 0, as the
+	// authors' money_estimation env computes it.
+	Remaining Usage
 	Challenge Challenge
 	Possible  bool // Challenge.Feasible of the rollout
 }
@@ -63,7 +67,11 @@ func WarehouseProbes(l Ledger, c Challenge, success bool) []WarehouseProbe {
 	out := make([]WarehouseProbe, len(l.Steps)-1)
 	for i := range out {
 		cur := l.Steps[i]
-		out[i] = WarehouseProbe{After: i + 1, Current: cur, Remaining: total.Sub(cur.Usage), Challenge: c, Possible: possible}
+		rem := total.Sub(cur.Usage)
+		if c.Whole {
+			rem = total.wholeSub(cur.Usage)
+		}
+		out[i] = WarehouseProbe{After: i + 1, Current: cur, Remaining: rem, Challenge: c, Possible: possible}
 	}
 	return out
 }

@@ -38,9 +38,9 @@ type Compat struct {
 	accounting accountingRule
 	// success is how a rollout's own fields decide success.
 	success rollout.SuccessRule
-	// dialogue selects and replays an estimation dialogue's turns (nil:
-	// as the reader does).
-	dialogue func(Trajectory) Trajectory
+	// dialogue selects and replays an estimation dialogue's turns under a
+	// context limit (0: none known yet) (nil: as the reader does).
+	dialogue func(t Trajectory, limit int64) Trajectory
 }
 
 // Native is this tool's behaviour: the paper's appendix prompts and
@@ -76,7 +76,7 @@ var BagenV1Compat = Compat{
 	},
 	subsample:  SubsampleBagenV1,
 	median:     PyMedian,
-	accounting: accountingRule{visibleReasoningOnly: true, clampDeltas: true},
+	accounting: bagenV1Accounting,
 	success:    rollout.BagenV1Success,
 	dialogue:   bagenV1Dialogue,
 }
@@ -190,9 +190,43 @@ func (c Compat) Decode(rec Record) (Trajectory, error) {
 	}
 	t = t.WithSuccessRule(c.success)
 	if c.dialogue != nil {
-		t = c.dialogue(t)
+		t = c.dialogue(t, 0)
 	}
 	return t, nil
+}
+
+// CutOverLimit applies what the compat does once each rollout's budget is
+// known; Native does nothing. Under BagenV1Compat an estimation dialogue
+// is read again with its budget as the env's max_context_window_tokens:
+// the first turn whose total tokens pass it, that did not succeed, has
+// assistant text and executed no action is dropped with every turn after
+// it (their implicit truncation), and the rollout is accounted again; a
+// rollout left without a turn is dropped with its budget, as their env
+// skips it. The budgets come first (a --budget median is the median of
+// the totals before any cut, as a first pass over the input gives it).
+// rs and budgets are not modified.
+func (c Compat) CutOverLimit(rs []Replay, budgets []int64, o ReplayOptions) ([]Replay, []int64, error) {
+	if c.dialogue == nil {
+		return rs, budgets, nil
+	}
+	outR, outB := make([]Replay, 0, len(rs)), make([]int64, 0, len(budgets))
+	for i, r := range rs {
+		if r.Traj.Dialogue == nil {
+			outR, outB = append(outR, r), append(outB, budgets[i])
+			continue
+		}
+		t := c.dialogue(r.Traj, budgets[i])
+		if len(t.Messages) == 0 {
+			continue
+		}
+		nr, err := c.NewReplay(t, o.Counter, o.System)
+		if err != nil {
+			return nil, nil, err
+		}
+		nr.Traj.ID = r.Traj.ID
+		outR, outB = append(outR, nr), append(outB, budgets[i])
+	}
+	return outR, outB, nil
 }
 
 // Options returns o with the labels the compat implies (Native leaves

@@ -189,7 +189,7 @@ func TestBagenV1Accounting(t *testing.T) {
 	}{
 		{"negative delta clamps to 0", []APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 90, Output: 10}},
 			[]TurnTokens{{100, 20}, {30, 30}, {0, 10}}},
-		{"recorded reasoning", []APITokens{{Input: 100, Output: 500, Reasoning: 480}, {Input: 150, Output: 600}, {Input: 800, Output: 50}},
+		{"recorded reasoning", []APITokens{{Input: 100, Output: 500, Reasoning: tokens(480)}, {Input: 150, Output: 600}, {Input: 800, Output: 50}},
 			[]TurnTokens{{100, 500}, {30, 600}, {50, 50}}},
 	}
 	for _, tt := range tests {

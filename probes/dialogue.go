@@ -12,41 +12,52 @@ import (
 
 // bagenV1Dialogue is an estimation dialogue as the authors'
 // TokenEstimationEnv reads it (ragen/env/token_estimation/env.py,
-// _flatten_rollouts, mll-lab-nu/BAGEN 58bef4c): the turns in turn_idx
-// order (stable), up to the first one flagged context_token_truncated (it
-// and every later turn dropped); of those, the turns with assistant text.
-// A turn replays user_prompt (else its last user message) and the first
-// non-empty of parsed_response, raw_response, raw_generation, stripped.
-// Token counts fall back as the env's do (firstCount). The rollout
-// succeeded if rollout_success is true (t.Success under
-// rollout.BagenV1Success) or a kept turn succeeded. Each turn's visible
-// output is the env's estimate (visibleByWords), carried as the hidden
-// part of the output (Reasoning). Other trajectories are returned as they
-// are.
-func bagenV1Dialogue(t Trajectory) Trajectory {
+// _flatten_rollouts, mll-lab-nu/BAGEN 58bef4c) with max_context_window_tokens
+// = limit (0: no limit known yet): the turns in turn_idx order (stable), up
+// to the first one flagged context_token_truncated or implicitly truncated
+// (overLimit; it and every later turn dropped); of those, the turns with
+// assistant text. The first kept turn's own system message, when it has
+// one, is the system message (their include_source_system). A turn replays
+// user_prompt (else its last user message) and the first non-empty of
+// parsed_response, raw_response, raw_generation, stripped. Token counts fall
+// back as the env's do (firstCount). The rollout succeeded if
+// rollout_success is true (t.Success under rollout.BagenV1Success) or a kept
+// turn succeeded. Each turn's hidden reasoning is what its api_interactions
+// record, else the output less the env's visible estimate (visibleByWords).
+// The logged turns stay in Dialogue, so that the cut can be made again once
+// the budget is known (Compat.CutOverLimit). Other trajectories are
+// returned as they are.
+func bagenV1Dialogue(t Trajectory, limit int64) Trajectory {
 	if t.Dialogue == nil {
 		return t
 	}
 	turns := slices.Clone(t.Dialogue)
 	slices.SortStableFunc(turns, func(a, b rollout.DialogueTurn) int { return cmp.Compare(a.TurnIdx, b.TurnIdx) })
 	v := t
-	v.Messages, v.API, v.Dialogue = nil, nil, nil
+	v.Messages, v.API = nil, nil
 	for _, d := range turns {
-		if d.Truncated {
+		if d.Truncated || overLimit(d, limit) {
 			break
 		}
 		asst := envAssistant(d)
 		if asst == "" {
 			continue
 		}
+		if len(v.Messages) == 0 && d.System != nil {
+			v.Messages = append(v.Messages, Message{Role: "system", Content: *d.System, Tokens: Unrecorded})
+		}
 		user := d.LastUser
 		if d.UserPrompt != nil {
 			user = *d.UserPrompt
 		}
 		v.Success = v.Success || d.Success
-		api := APITokens{Input: firstCount(d.Input, d.InputTokens), Output: firstCount(d.Output, d.OutputTokens, d.ActualToken)}
-		if api.Output != Unrecorded {
-			api.Reasoning = api.Output - visibleByWords(api.Output, d)
+		api := APITokens{Input: firstCount(d.Input, d.InputTokens), Output: firstCount(d.Output, d.OutputTokens, d.ActualToken), Reasoning: d.Reasoning}
+		switch {
+		case api.Output == Unrecorded:
+		case api.Reasoning == nil:
+			api.Reasoning = rollout.Tokens(api.Output - visibleByWords(api.Output, d))
+		case *api.Reasoning > api.Output: // an output from output_tokens or actual_token
+			api.Reasoning = rollout.Tokens(api.Output) // their max(0, output − reasoning)
 		}
 		v.Messages = append(v.Messages,
 			Message{Role: "user", Content: user, Tokens: Unrecorded},
@@ -54,6 +65,28 @@ func bagenV1Dialogue(t Trajectory) Trajectory {
 		v.API = append(v.API, api)
 	}
 	return v
+}
+
+// overLimit is _is_implicit_context_token_truncated_turn: a turn whose
+// total tokens (turnTotal) pass limit, that did not succeed, has assistant
+// text and executed no action. Never with limit 0.
+func overLimit(d rollout.DialogueTurn, limit int64) bool {
+	total := turnTotal(d)
+	return limit > 0 && total != Unrecorded && total > limit && !d.Success && envAssistant(d) != "" && d.NoActions
+}
+
+// turnTotal is _resolve_turn_total_tokens: api_total_tokens, else
+// total_tokens, else the input plus the output when either is recorded
+// (api_ counts first), else actual_token.
+func turnTotal(d rollout.DialogueTurn) int64 {
+	if n := firstCount(d.APITotal, d.Total); n != Unrecorded {
+		return n
+	}
+	in, out := firstCount(d.Input, d.InputTokens), firstCount(d.Output, d.OutputTokens)
+	if in != Unrecorded || out != Unrecorded {
+		return max(in, 0) + max(out, 0)
+	}
+	return d.ActualToken
 }
 
 // firstCount is the first recorded of ns (the env's fallbacks from

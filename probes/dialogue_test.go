@@ -39,7 +39,9 @@ func TestBagenV1DialogueReplay(t *testing.T) {
 			success: true, // a kept turn succeeded; rollout_success is false
 		},
 		{
-			msgs:    []string{"Find the capital.", "<search>capital of France</search>", "<information>Paris is the capital.</information>", "<answer>Paris</answer>"},
+			// The first kept turn's own system message comes first, as
+			// the env's source_system.
+			msgs:    []string{"sys", "Find the capital.", "<search>capital of France</search>", "<information>Paris is the capital.</information>", "<answer>Paris</answer>"},
 			turns:   []TurnTokens{{In: 200, Out: 20}, {In: 26, Out: 8}},
 			success: true,
 		},
@@ -139,6 +141,7 @@ func FuzzBagenV1Decode(f *testing.F) {
 	f.Add([]byte(`{"turns":[{"turn_idx":1,"user_prompt":"u","raw_response":"a b c","parsed_response":"a","api_input_tokens":9,"api_output_tokens":5},{"turn_idx":0,"user_prompt":"v","raw_response":"r","api_input_tokens":4,"api_output_tokens":2}],"rollout_success":true}`), true)
 	f.Add([]byte(`{"turns":[{"user_prompt":"u","raw_response":"r","info":{"context_token_truncated":1}}]}`), true)
 	f.Add([]byte(`{"custom_id":"t","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}],"metadata":{"x/success":"1","y/success":0}}`), false)
+	f.Add([]byte(`{"turns":[{"messages":[{"role":"system","content":"s"}],"user_prompt":"u","parsed_response":"p","output_tokens":3,"api_interactions":[{"usage":{"raw":{"output_tokens_details":{"reasoning_tokens":40}}}},7],"api_total_tokens":90,"actions":[]},{"user_prompt":"v","parsed_response":"q","api_input_tokens":50,"api_output_tokens":5}]}`), true)
 	f.Fuzz(func(t *testing.T, data []byte, dialogue bool) {
 		rec := Record{Pos: Position{File: "f", Line: 1, Index: -1}, Data: data, Format: map[bool]*rollout.Format{true: rollout.Dialogue, false: rollout.Rollout}[dialogue]}
 		tr, err := BagenV1Compat.Decode(rec)
@@ -146,7 +149,7 @@ func FuzzBagenV1Decode(f *testing.F) {
 			return
 		}
 		for i, a := range tr.API {
-			if a.Output != Unrecorded && (a.Reasoning < 0 || a.Reasoning > a.Output) {
+			if a.Output != Unrecorded && a.Reasoning != nil && (*a.Reasoning < 0 || *a.Reasoning > a.Output) {
 				t.Fatalf("API[%d] = %+v", i, a)
 			}
 		}
@@ -154,10 +157,46 @@ func FuzzBagenV1Decode(f *testing.F) {
 		if err != nil {
 			return // a count past MaxTokens
 		}
-		for _, tt := range r.Acc.Turns {
-			if tt.In < 0 || tt.Out < 0 {
-				t.Fatalf("negative count in %+v", r.Acc.Turns)
+		rs, _, err := BagenV1Compat.CutOverLimit([]Replay{r}, []int64{60}, ReplayOptions{Counter: words{}, System: "sys"})
+		if err != nil {
+			return
+		}
+		for _, r := range append(rs, r) {
+			for _, tt := range r.Acc.Turns {
+				if tt.In < 0 || tt.Out < 0 {
+					t.Fatalf("negative count in %+v", r.Acc.Turns)
+				}
 			}
 		}
 	})
+}
+
+// TestOverLimit pins _is_implicit_context_token_truncated_turn: only a
+// turn past the limit that did not succeed, has assistant text and
+// records that it executed no action.
+func TestOverLimit(t *testing.T) {
+	base := rollout.DialogueTurn{Parsed: "a", Input: 4200, Output: 118, APITotal: 4318, Total: Unrecorded,
+		InputTokens: Unrecorded, OutputTokens: Unrecorded, ActualToken: Unrecorded, NoActions: true}
+	tests := []struct {
+		name  string
+		edit  func(d *rollout.DialogueTurn)
+		limit int64
+		want  bool
+	}{
+		{"past the limit", func(*rollout.DialogueTurn) {}, 3500, true},
+		{"at the limit", func(*rollout.DialogueTurn) {}, 4318, false},
+		{"no limit known", func(*rollout.DialogueTurn) {}, 0, false},
+		{"succeeded", func(d *rollout.DialogueTurn) { d.Success = true }, 3500, false},
+		{"no assistant text", func(d *rollout.DialogueTurn) { d.Parsed = " " }, 3500, false},
+		{"actions executed or not recorded", func(d *rollout.DialogueTurn) { d.NoActions = false }, 3500, false},
+		{"total from input and output", func(d *rollout.DialogueTurn) { d.APITotal = Unrecorded }, 4317, true},
+		{"total_tokens before the sum", func(d *rollout.DialogueTurn) { d.APITotal, d.Total = Unrecorded, 100 }, 3500, false},
+	}
+	for _, tt := range tests {
+		d := base
+		tt.edit(&d)
+		if got := overLimit(d, tt.limit); got != tt.want {
+			t.Errorf("%s: overLimit = %v, want %v", tt.name, got, tt.want)
+		}
+	}
 }

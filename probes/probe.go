@@ -123,7 +123,7 @@ func Probes(a Accounting, sys, budget int64, success bool, o Options) (out []Pro
 // "; ", or "(no turns completed yet)".
 func UsageText(turns []TurnTokens, p int) string {
 	if p == 0 {
-		return "(no turns completed yet)"
+		return noTurns
 	}
 	var b strings.Builder
 	for k := 0; k < p; k++ {
@@ -131,7 +131,13 @@ func UsageText(turns []TurnTokens, p int) string {
 			b.WriteString("; ")
 		}
 		t := turns[k]
-		fmt.Fprintf(&b, "Turn %d: input %d tokens, output %d tokens, total %d tokens", k+1, t.In, t.Out, t.In+t.Out)
+		fmt.Fprintf(&b, usageFormat, k+1, t.In, t.Out, t.In+t.Out)
 	}
 	return b.String()
 }
+
+// The usage line's parts, written by UsageText and read by ParseProbe.
+const (
+	noTurns     = "(no turns completed yet)"
+	usageFormat = "Turn %d: input %d tokens, output %d tokens, total %d tokens"
+)

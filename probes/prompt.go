@@ -190,18 +190,35 @@ func PyStrip(s string) string {
 	return strings.TrimFunc(s, pySpace)
 }
 
+// Placeholders of an estimation prompt, filled by ProbeText and read back
+// by ParseProbe.
+const (
+	phTurns  = "{completed_turns}"
+	phUsage  = "{turn_token_usage_text}"
+	phBudget = "{max_context_window_tokens}"
+)
+
 // ProbeText is the estimation prompt shown after p completed turns.
 func (t Task) ProbeText(turns []TurnTokens, p int, budget int64, think bool) string {
-	b := strconv.FormatInt(budget, 10)
 	fill := strings.NewReplacer(
-		"{completed_turns}", strconv.Itoa(p),
-		"{turn_token_usage_text}", UsageText(turns, p),
-		"{max_context_window_tokens}", b,
+		phTurns, strconv.Itoa(p),
+		phUsage, UsageText(turns, p),
+		phBudget, strconv.FormatInt(budget, 10),
 	)
+	text := fill.Replace(t.probeTemplate(think))
 	if t.template != "" {
-		return PyStrip(fill.Replace(t.template))
+		return PyStrip(text)
 	}
-	text := fill.Replace(t.probe)
+	return text
+}
+
+// probeTemplate is the estimation prompt with its placeholders unfilled:
+// the one text ProbeText fills and ParseProbe matches.
+func (t Task) probeTemplate(think bool) string {
+	if t.template != "" {
+		return t.template
+	}
+	text := t.probe
 	if t.point {
 		text = pointWords.Replace(text)
 	}

@@ -14,6 +14,7 @@ import (
 func FuzzDecodeAccount(f *testing.F) {
 	f.Add([]byte(`{"custom_id":"t","messages":[{"role":"user","content":"a","tokens":3},{"role":"assistant","content":"b"}],"metadata":{"success":true},"per_turn_api_tokens":[{"input":1,"output":2}]}`), false)
 	f.Add([]byte(`{"turns":[{"user_prompt":"u","raw_response":"r","api_input_tokens":4}],"success":1}`), true)
+	f.Add([]byte(`{"custom_id":"t","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b c"},{"role":"user","content":"d"},{"role":"assistant","content":"e"},{"role":"user","content":"f"},{"role":"assistant","content":"g"}],"per_turn_api_tokens":[{"input":10,"output":50,"reasoning":0},{"output":5,"retried":{"calls":1,"output":3}},{"input":30,"output":2,"reasoning":null}],"api_inputs":"request"}`), false)
 	f.Fuzz(func(t *testing.T, data []byte, dialogue bool) {
 		tr, err := Decode(Record{Pos: Position{File: "f", Line: 1, Index: -1}, Data: data, Format: map[bool]*rollout.Format{true: rollout.Dialogue, false: rollout.Rollout}[dialogue]})
 		if err != nil {
@@ -27,6 +28,18 @@ func FuzzDecodeAccount(f *testing.F) {
 		for _, p := range ps {
 			if p.Remaining < 0 || p.Used < 0 {
 				t.Fatalf("negative count in %+v", p)
+			}
+		}
+		r, err := NewReplay(tr, words{}, "sys")
+		if err != nil {
+			return // a count past MaxTokens
+		}
+		if len(r.Acc.Basis) != len(r.Acc.Turns) {
+			t.Fatalf("%d bases for %d turns", len(r.Acc.Basis), len(r.Acc.Turns))
+		}
+		for k, tt := range r.Acc.Turns {
+			if tt.In < 0 || tt.Out < 0 {
+				t.Fatalf("turn %d: negative count in %+v (bases %v)", k, r.Acc.Turns, r.Acc.Basis)
 			}
 		}
 	})
@@ -43,10 +56,10 @@ func TestAgentRunReplayCounts(t *testing.T) {
 	}{
 		// 1.x, reasoning recorded: vis_0 = 180 − 128 = 52, in_1 = 1290 − 1200 − 52.
 		{"../rollout/testdata/mini1/django__django-11099", []TurnTokens{{In: 1200, Out: 180}, {In: 38, Out: 95}}},
-		// 2.x, no reasoning recorded: vis_0 is the count of the replayed
-		// assistant text (15 words), shorter than the output 60, so
-		// in_1 = 1010 − 900 − 15.
-		{"../rollout/testdata/mini2/astropy__astropy-12907", []TurnTokens{{In: 900, Out: 60}, {In: 95, Out: 75}}},
+		// 2.x, no reasoning recorded and the request grew by 110 ≥ 60:
+		// the numbers are consistent, vis_0 is the whole output and
+		// in_1 = 1010 − 900 − 60 (no count of the replayed text).
+		{"../rollout/testdata/mini2/astropy__astropy-12907", []TurnTokens{{In: 900, Out: 60}, {In: 50, Out: 75}}},
 	}
 	for _, tt := range tests {
 		srcs, err := (&rollout.Options{}).Expand([]string{tt.dir})

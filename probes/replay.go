@@ -21,34 +21,34 @@
 // there is nothing left to predict after it.
 //
 // Usage accounting. The usage shown per turn excludes the replayed history:
-// in_k is what turn k added to the context, out_k what the model generated.
-// Where the counts come from (Replay.Inputs):
+// in_k is what turn k added to the context, out_k what the model generated
+// (the recorded output, hidden reasoning and retried calls included, else
+// the assistant message's count). The log's own numbers decide in_k
+// wherever they can (Replay.Inputs says what they measure, Acc.Basis where
+// each turn's count comes from):
 //
-//   - InputAPIDeltas: every turn records per_turn_api_tokens[k].input and
-//     those per-request counts include the history: the log says so
-//     (Trajectory.Inputs = InputsRequest), or, when it does not
-//     (InputsUnknown), input_k ≥ input_{k−1} + vis_{k−1} holds for at least
-//     half of the T−1 turns k ≥ 1 (HistoryIncluded). They are converted to
-//     per-turn deltas: in_0 = input_0 and
-//     in_k = input_k − input_{k−1} − vis_{k−1}. Where the difference is
-//     negative (the harness dropped history that turn), in_k falls back to
-//     the count of the turn's user message.
-//   - InputAPI: every turn records its input, but the counts do not include
-//     the history (InputsTurn, or the vote says so); they are used as they
-//     are.
+//   - InputAPIDeltas: the per-request inputs include the history: the log
+//     says so (Trajectory.Inputs = InputsRequest), or, when it does not
+//     (InputsUnknown), input_k ≥ the last recorded input + a lower bound of
+//     vis_{k−1} holds for at least half of the turns compared
+//     (HistoryIncluded). in_0 = input_0 and
+//     in_k = input_k − input_{k−1} − vis_{k−1}, vis_{k−1} being the output
+//     less its recorded reasoning (a recorded 0 included), else the whole
+//     output (BasisLog). Only where the request grew by less than an output
+//     whose reasoning the log does not record — proof of hidden reasoning —
+//     is vis_{k−1} estimated, as the count of the replayed assistant text,
+//     at most the growth (BasisEstimated).
+//   - InputAPI: the inputs do not include the history (InputsTurn, or the
+//     vote says so); they are used as recorded.
+//   - InputMessages: no turn records its input; in_k is the user message's
+//     count (recorded, else the tokenizer's, reward annotation removed), as
+//     in build.
 //
-// vis_k is turn k's visible output, what the next request's history
-// replays: output − reasoning where the log records the reasoning count,
-// else the count of the replayed assistant text when it is shorter than
-// the recorded output (which then held hidden reasoning), else the output.
-// Comparing against the whole output instead would miss cumulative inputs
-// of reasoning models and show the whole context as one turn's input (the
-// authors' token_estimation env makes the same correction).
-//   - InputMessages: otherwise, in_k is the user message's count (recorded,
-//     else the tokenizer's, reward annotation removed), as in build.
-//
-// out_k is the recorded API output when there is one (it includes hidden
-// reasoning), else the assistant message's count.
+// With the API sources a turn falls back to its user message's count on
+// its own: when it records no input (BasisNoUsage; the first turn adds the
+// log's system message), when the turn before it records no input or
+// output (BasisAfterGap), and when its request grew by less than the
+// previous visible output (BasisHistoryCut: the harness dropped history).
 //
 // The system prompt counts, as in build: with InputMessages, sys is the
 // task preset's system prompt count and is part of every tokens_used; with
@@ -233,156 +233,6 @@ func SystemTokens(t Trajectory, system string, c Counter) (int64, error) {
 	return 0, fmt.Errorf("%s: system prompt: %w", t.Pos, ErrNoTokenizer)
 }
 
-// HistoryIncluded reports whether per-request input counts include the
-// conversation so far: input_k ≥ input_{k−1} + output_{k−1} holds for at
-// least half of the turns k = 1 … n−1. One turn alone never does.
-func HistoryIncluded(input, output []int64) bool {
-	n := min(len(input), len(output))
-	if n < 2 {
-		return false
-	}
-	hits := 0
-	for k := 1; k < n; k++ {
-		if input[k] >= input[k-1]+output[k-1] {
-			hits++
-		}
-	}
-	return 2*hits >= n-1
-}
-
-// replayAccount is Account with the input sources of the package doc. It
-// is the one place where history-inclusive request inputs become per-turn
-// deltas, for every reader that records them.
-func replayAccount(t Trajectory, c Counter, rule accountingRule) (Accounting, InputSource, error) {
-	pairs, trailing := Pair(t.Messages)
-	a := Accounting{Pairs: pairs, TrailingAt: trailing, Turns: make([]TurnTokens, len(pairs))}
-	visible := make([]int64, len(pairs))
-	for k, p := range pairs {
-		out := int64(Unrecorded)
-		if k < len(t.API) {
-			out = t.API[k].Output
-		}
-		if out == Unrecorded {
-			var err error
-			if out, err = messageTokens(t, p[1], t.Messages[p[1]].Content, c); err != nil {
-				return a, 0, err
-			}
-			visible[k] = out
-		} else {
-			visible[k] = rule.visible(t, k, p[1], c)
-		}
-		a.Turns[k].Out = out
-	}
-	inputs := recordedInputs(t.API, len(pairs))
-	src := inputSource(t.Inputs, inputs, visible)
-	for k, p := range pairs {
-		in, ok := inputOf(src, inputs, visible, k)
-		if !ok && rule.clampDeltas && src == InputAPIDeltas {
-			in, ok = 0, true
-		}
-		if !ok {
-			var err error
-			if in, err = userTokens(t, p[0], c); err != nil {
-				return a, 0, err
-			}
-		}
-		a.Turns[k].In = in
-	}
-	return a, src, nil
-}
-
-// inputSource decides what the recorded inputs measure: what the log says
-// (kind), else the vote of HistoryIncluded against the visible outputs.
-func inputSource(kind InputKind, inputs, visible []int64) InputSource {
-	switch {
-	case inputs == nil:
-		return InputMessages
-	case kind == InputsRequest:
-		return InputAPIDeltas
-	case kind == InputsTurn:
-		return InputAPI
-	case HistoryIncluded(inputs, visible):
-		return InputAPIDeltas
-	}
-	return InputAPI
-}
-
-// accountingRule is how a compat turns recorded usage into per-turn usage;
-// the zero value is Native's.
-type accountingRule struct {
-	// visibleReasoningOnly: the visible output is output − reasoning where
-	// recorded, else the whole output (no text count).
-	visibleReasoningOnly bool
-	// clampDeltas: a negative history delta is 0, not the user message's
-	// count.
-	clampDeltas bool
-}
-
-func (r accountingRule) visible(t Trajectory, k, i int, c Counter) int64 {
-	if r.visibleReasoningOnly {
-		api := t.API[k]
-		if api.Reasoning > 0 {
-			return max(0, api.Output-api.Reasoning)
-		}
-		return api.Output
-	}
-	return visibleOutput(t, k, i, c)
-}
-
-// visibleOutput is the part of turn k's recorded output that the next
-// request's history holds: the output without its hidden reasoning. Where
-// the log breaks the reasoning out (APITokens.Reasoning > 0) it is
-// Output − Reasoning; else the count of the replayed assistant text
-// (message i) when that is shorter than the recorded output, which then
-// held reasoning the history does not replay. Without a counter and a
-// recorded count of the text, the whole output.
-func visibleOutput(t Trajectory, k, i int, c Counter) int64 {
-	api := t.API[k]
-	if api.Reasoning > 0 {
-		return max(0, api.Output-api.Reasoning)
-	}
-	n := t.Messages[i].Tokens
-	if n == Unrecorded {
-		if c == nil {
-			return api.Output
-		}
-		n = int64(c.Count(t.Messages[i].Content))
-	}
-	return min(n, api.Output)
-}
-
-// recordedInputs returns the API input of each of n turns, or nil unless
-// every one is recorded.
-func recordedInputs(api []APITokens, n int) []int64 {
-	if n == 0 || len(api) < n {
-		return nil
-	}
-	in := make([]int64, n)
-	for k := range in {
-		if api[k].Input == Unrecorded {
-			return nil
-		}
-		in[k] = api[k].Input
-	}
-	return in
-}
-
-// inputOf is in_k from the API counts, the previous request and its
-// visible output subtracted for deltas; false means use the message count.
-func inputOf(src InputSource, inputs, visible []int64, k int) (int64, bool) {
-	switch src {
-	case InputAPI:
-		return inputs[k], true
-	case InputAPIDeltas:
-		if k == 0 {
-			return inputs[0], true
-		}
-		d := inputs[k] - inputs[k-1] - visible[k-1]
-		return d, d >= 0
-	}
-	return 0, false
-}
-
 // Budget is a --budget value: a fixed number of tokens, or the family's
 // median total. The zero value means each rollout's own budget, else the
 // task's.
@@ -539,7 +389,7 @@ func readReplay(rec Record, o ReplayOptions) (Replay, error) {
 	if err != nil {
 		return Replay{}, err
 	}
-	if len(t.Messages) == 0 && t.Dialogue == nil && rec.Format == rollout.Dialogue {
+	if len(t.Messages) == 0 && rec.Format == rollout.Dialogue {
 		return Replay{}, errNoTurnKept
 	}
 	if !o.Ledger {

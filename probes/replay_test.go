@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"bagen-data/rollout"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -56,50 +58,69 @@ func apiTrajectory(api []APITokens) Trajectory {
 
 func TestNewReplayInputs(t *testing.T) {
 	const sys = "one two three four five"
-	// The assistant texts count 1, 2 and 3 words: the visible outputs
-	// whenever the recorded output is larger.
+	// The assistant texts count 1, 2 and 3 words, the user messages 2, 3
+	// and 4: what the fallbacks and the estimate count.
+	L, E, N, G, C, M := BasisLog, BasisEstimated, BasisNoUsage, BasisAfterGap, BasisHistoryCut, BasisMessages
 	tests := []struct {
 		name   string
 		api    []APITokens
 		kind   InputKind
 		turns  []TurnTokens
+		bases  []Basis
 		inputs InputSource
 		sys    int64
 		total  int64
 	}{
 		{
-			name:   "cumulative inputs become deltas against the visible output",
+			// 150 − 100 − 20 and 190 − 150 − 30: no tokenizer count of the
+			// replayed text replaces the log's numbers.
+			name:   "cumulative inputs become deltas against the recorded output",
 			api:    []APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 190, Output: 10}},
-			turns:  []TurnTokens{{100, 20}, {49, 30}, {38, 10}},
-			inputs: InputAPIDeltas, total: 247,
+			turns:  []TurnTokens{{100, 20}, {30, 30}, {10, 10}},
+			bases:  []Basis{L, L, L},
+			inputs: InputAPIDeltas, total: 200,
 		},
 		{
-			// 150 < 100+500 and 200 < 150+600: compared with the whole
-			// output the inputs look per-turn and 150 would be shown as
-			// turn 2's input; the history replays 1 and 2 tokens of it.
-			name:   "hidden reasoning in the output",
+			// 150 < 100+500 and 200 < 150+600: the requests grew by less
+			// than the outputs, which then held reasoning the log does not
+			// break out; the visible outputs are estimated as the replayed
+			// texts' counts, 1 and 2.
+			name:   "unrecorded hidden reasoning is estimated",
 			api:    []APITokens{{Input: 100, Output: 500}, {Input: 150, Output: 600}, {Input: 200, Output: 50}},
 			turns:  []TurnTokens{{100, 500}, {49, 600}, {48, 50}},
+			bases:  []Basis{L, E, E},
 			inputs: InputAPIDeltas, total: 1347,
 		},
 		{
 			name: "recorded reasoning is subtracted",
-			api: []APITokens{{Input: 100, Output: 500, Reasoning: 480}, {Input: 150, Output: 600, Reasoning: 590},
+			api: []APITokens{{Input: 100, Output: 500, Reasoning: tokens(480)}, {Input: 150, Output: 600, Reasoning: tokens(590)},
 				{Input: 200, Output: 50}},
 			turns:  []TurnTokens{{100, 500}, {30, 600}, {40, 50}},
+			bases:  []Basis{L, L, L},
 			inputs: InputAPIDeltas, total: 1320,
+		},
+		{
+			// Turn 1 says it had no reasoning: 50 < 500 is a cut history,
+			// not hidden reasoning; turn 2 says nothing, so 50 < 600 is.
+			name:   "a recorded 0 is a 0",
+			api:    []APITokens{{Input: 100, Output: 500, Reasoning: tokens(0)}, {Input: 150, Output: 600}, {Input: 200, Output: 50}},
+			turns:  []TurnTokens{{100, 500}, {3, 600}, {48, 50}},
+			bases:  []Basis{L, C, E},
+			inputs: InputAPIDeltas, total: 1301,
 		},
 		{
 			name: "a cut history falls back to the user message",
 			// 150 ≥ 100+1 but 90 < 150+2: one of two turns, half.
 			api:    []APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 90, Output: 10}},
-			turns:  []TurnTokens{{100, 20}, {49, 30}, {4, 10}},
-			inputs: InputAPIDeltas, total: 213,
+			turns:  []TurnTokens{{100, 20}, {30, 30}, {4, 10}},
+			bases:  []Basis{L, L, C},
+			inputs: InputAPIDeltas, total: 194,
 		},
 		{
 			name:   "per-turn inputs are used as they are",
 			api:    []APITokens{{Input: 100, Output: 20}, {Input: 30, Output: 30}, {Input: 25, Output: 10}},
 			turns:  []TurnTokens{{100, 20}, {30, 30}, {25, 10}},
+			bases:  []Basis{L, L, L},
 			inputs: InputAPI, total: 215,
 		},
 		{
@@ -107,6 +128,7 @@ func TestNewReplayInputs(t *testing.T) {
 			api:    []APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 190, Output: 10}},
 			kind:   InputsTurn,
 			turns:  []TurnTokens{{100, 20}, {150, 30}, {190, 10}},
+			bases:  []Basis{L, L, L},
 			inputs: InputAPI, total: 500,
 		},
 		{
@@ -114,24 +136,47 @@ func TestNewReplayInputs(t *testing.T) {
 			api:    []APITokens{{Input: 100, Output: 20}, {Input: 50, Output: 30}, {Input: 40, Output: 10}},
 			kind:   InputsRequest,
 			turns:  []TurnTokens{{100, 20}, {3, 30}, {4, 10}},
+			bases:  []Basis{L, C, C},
 			inputs: InputAPIDeltas, total: 167,
 		},
 		{
-			name:   "a missing input means message counts",
+			// The vote compares 190 with the last recorded input, 100.
+			name:   "a missing input falls back on its turn and the next",
 			api:    []APITokens{{Input: 100, Output: 20}, {Input: Unrecorded, Output: 30}, {Input: 190, Output: 10}},
-			turns:  []TurnTokens{{2, 20}, {3, 30}, {4, 10}},
-			inputs: InputMessages, sys: 5, total: 74,
+			turns:  []TurnTokens{{100, 20}, {3, 30}, {4, 10}},
+			bases:  []Basis{L, N, G},
+			inputs: InputAPIDeltas, total: 167,
+		},
+		{
+			// The first request holds the log's system message (5 words).
+			name:   "a missing first input counts the log's system message",
+			api:    []APITokens{{Input: Unrecorded, Output: 20}, {Input: 150, Output: 30}, {Input: 190, Output: 10}},
+			turns:  []TurnTokens{{7, 20}, {3, 30}, {10, 10}},
+			bases:  []Basis{N, G, L},
+			inputs: InputAPIDeltas, total: 80,
 		},
 		{
 			name:   "no API usage",
 			turns:  []TurnTokens{{2, 1}, {3, 2}, {4, 3}},
+			bases:  []Basis{M, M, M},
 			inputs: InputMessages, sys: 5, total: 20,
 		},
 		{
-			name:   "unrecorded outputs are counted, then compared",
+			// The outputs are the texts' counts, so no delta is the log's.
+			name:   "unrecorded outputs leave the next turns without a delta",
 			api:    []APITokens{{Input: 100, Output: Unrecorded}, {Input: 101, Output: Unrecorded}, {Input: 104, Output: Unrecorded}},
-			turns:  []TurnTokens{{100, 1}, {0, 2}, {1, 3}},
-			inputs: InputAPIDeltas, total: 107,
+			turns:  []TurnTokens{{100, 1}, {3, 2}, {4, 3}},
+			bases:  []Basis{L, G, G},
+			inputs: InputAPIDeltas, total: 113,
+		},
+		{
+			// Both calls of turn 1 were paid; the history replays the kept
+			// one's 20 tokens.
+			name:   "a retried call's output counts",
+			api:    []APITokens{{Input: 100, Output: 20, Retried: rollout.Retry{Calls: 1, Output: 15}}, {Input: 150, Output: 30}, {Input: 190, Output: 10}},
+			turns:  []TurnTokens{{100, 35}, {30, 30}, {10, 10}},
+			bases:  []Basis{L, L, L},
+			inputs: InputAPIDeltas, total: 215,
 		},
 	}
 	for _, tt := range tests {
@@ -144,6 +189,9 @@ func TestNewReplayInputs(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.turns, r.Acc.Turns); diff != "" {
 				t.Errorf("turns (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.bases, r.Acc.Basis); diff != "" {
+				t.Errorf("bases (-want +got):\n%s", diff)
 			}
 			if r.Inputs != tt.inputs || r.Sys != tt.sys || r.Total() != tt.total {
 				t.Errorf("inputs %v, sys %d, total %d; want %v, %d, %d", r.Inputs, r.Sys, r.Total(), tt.inputs, tt.sys, tt.total)
@@ -160,10 +208,14 @@ func TestNewReplayNeedsTokenizer(t *testing.T) {
 	}{
 		{"user message of a cut turn", []APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 90, Output: 10}}, "swe.jsonl:2: messages[5].tokens: " + ErrNoTokenizer.Error()},
 		{"system prompt with message counts", nil, "swe.jsonl:2: messages[2].tokens: " + ErrNoTokenizer.Error()},
+		{"estimate of hidden reasoning", []APITokens{{Input: 100, Output: 500}, {Input: 150, Output: 600}, {Input: 200, Output: 50}},
+			"swe.jsonl:2: messages[2].tokens: " + ErrNoTokenizer.Error() + " (estimating the visible output: the request of turn 1 grew by 50 tokens, less than the previous output's 500, and the log records no reasoning)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewReplay(apiTrajectory(tt.api), nil, "sys")
+			tr := apiTrajectory(tt.api)
+			tr.Inputs = InputsRequest
+			_, err := NewReplay(tr, nil, "sys")
 			if err == nil || err.Error() != tt.want || !errors.Is(err, ErrNoTokenizer) {
 				t.Errorf("got %v, want %q wrapping ErrNoTokenizer", err, tt.want)
 			}

@@ -48,7 +48,7 @@ func (r Rule) Detail(p Prediction, t Truth) Detail {
 	if rem > 0 {
 		fr := float64(rem)
 		d.RelWidth = float64(d.Width) / fr
-		d.MidRelErr = math.Abs((float64(p.Low)+float64(p.High))/2-fr) / fr
+		d.MidRelErr = math.Abs(p.Mid()-fr) / fr
 	}
 	return d
 }

@@ -10,7 +10,7 @@ import (
 
 // ParseLabel reads a token-budget label: the label column's JSON
 // {"remaining_tokens":N,"is_possible":B,"ground_truth":"…"}, the bare
-// string "impossible" (any case), or a bare non-negative integer, which is
+// string "impossible" (any case of its ASCII letters), or a bare non-negative integer, which is
 // the r of a possible probe. White space around the label is ignored.
 // A Warehouse label is an error here; use ParseTarget. Errors wrap
 // ErrLabel and name the field.
@@ -27,29 +27,43 @@ func ParseLabel(label string) (Truth, error) {
 }
 
 // ParseTarget reads a label column of either kind into a Target (the
-// ground_truth key is not read: a parsed token target's GroundTruth is ""). Besides the forms ParseLabel
-// accepts, a JSON object with any of time_weeks, warehouse_item_weeks and
-// cumulative_cost_usd (non-negative numbers, the true remaining usage) is
-// a Warehouse label; a possible one needs all three. In JSON labels
-// is_possible is required, remaining_tokens is required when is_possible
-// is true, null counts as absent, unknown keys are ignored and the last of
-// duplicate keys wins. Successful parses of labels without escapes in
-// their keys do not allocate.
+// ground_truth key is not read: a parsed token target's GroundTruth is "").
+// Besides the forms ParseLabel accepts, a JSON object with any of
+// time_weeks, warehouse_item_weeks and cumulative_cost_usd (non-negative
+// numbers, the true remaining usage) is a Warehouse label; a possible one
+// needs all three. In JSON labels is_possible is required,
+// remaining_tokens is required when is_possible is true and kept when it
+// is false (the tokens the failed rollout went on to spend; Truth), null
+// counts as absent, unknown keys are ignored and the last of duplicate
+// keys wins. An impossible label without remaining_tokens, or the bare
+// "impossible", has Remaining 0. Successful parses of labels without
+// escapes in their keys do not allocate.
 func ParseTarget(label string) (Target, error) {
 	s := strings.TrimSpace(label)
 	switch {
-	case strings.EqualFold(s, "impossible"):
+	case asciiEqualFold(s, "impossible"):
 		return Target{}, nil
 	case len(s) > 0 && s[0] == '{':
 		return parseObject(s)
 	}
-	if v, n := readDigits(s, 0); n == len(s) && n > 0 {
+	if n := asciiDigits(s); n == len(s) && n > 0 {
+		v, _ := readDigits(s, 0)
 		if v == math.MaxInt64 && !fitsInt64(s) {
 			return Target{}, fmt.Errorf("%w: remaining tokens %s out of range", ErrLabel, s)
 		}
 		return TokenTarget(Truth{Remaining: v, Possible: true}, ""), nil
 	}
 	return Target{}, fmt.Errorf("%w: want a JSON object, \"impossible\" or a non-negative integer, got %q", ErrLabel, clip(s, 40))
+}
+
+// asciiDigits returns the length of the run of ASCII digits that starts s
+// (a label is written by a program, in ASCII).
+func asciiDigits(s string) int {
+	n := 0
+	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // fitsInt64 reports whether the digit string s is at most math.MaxInt64.
@@ -171,7 +185,10 @@ func (f *labelFields) target() (Target, error) {
 		return WarehouseTarget(WarehouseTruth{Remaining: f.dims, Possible: true}), nil
 	}
 	if !f.possible {
-		return Target{}, nil
+		if !f.hasRemaining {
+			return Target{}, nil
+		}
+		return TokenTarget(Truth{Remaining: f.remaining}, ""), nil
 	}
 	if !f.hasRemaining {
 		return Target{}, fmt.Errorf("%w: remaining_tokens: missing", ErrLabel)

@@ -17,7 +17,11 @@ func TestParseTarget(t *testing.T) {
 	}{
 		{name: "build label possible", in: `{"remaining_tokens":450,"is_possible":true,"ground_truth":"[405, 495]"}`, want: tok(450)},
 		{name: "build label impossible", in: `{"remaining_tokens":0,"is_possible":false,"ground_truth":"impossible"}`, want: Target{}},
-		{name: "impossible ignores remaining", in: `{"remaining_tokens":900,"is_possible":false}`, want: Target{}},
+		{name: "impossible keeps remaining", in: `{"remaining_tokens":900,"is_possible":false}`, want: TokenTarget(Truth{Remaining: 900}, "")},
+		{name: "build label of a failed run", in: `{"remaining_tokens":2200,"is_possible":false,"ground_truth":"impossible"}`, want: TokenTarget(Truth{Remaining: 2200}, "")},
+		{name: "impossible null remaining", in: `{"remaining_tokens":null,"is_possible":false}`, want: Target{}},
+		{name: "impossible negative remaining", in: `{"remaining_tokens":-3,"is_possible":false}`, err: "invalid label: remaining_tokens: want a non-negative integer, got -3"},
+		{name: "long s is not impossible", in: "impo\u017f\u017fible", err: `invalid label: want a JSON object, "impossible" or a non-negative integer, got "impoſſible"`},
 		{name: "impossible without remaining", in: `{"is_possible":false}`, want: Target{}},
 		{name: "key order and spacing", in: " { \"is_possible\" : true , \"remaining_tokens\" : 7 } ", want: tok(7)},
 		{name: "unknown keys skipped", in: `{"x":{"y":[1,"z"]},"remaining_tokens":3,"is_possible":true}`, want: tok(3)},

@@ -3,6 +3,8 @@ package reward
 import (
 	"math"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Kind is what a response's answer was read as.
@@ -44,7 +46,10 @@ const (
 	closeTag = "</answer>"
 )
 
-// Parse reads a model response the way the reference rule reward does:
+// Parse reads a model response the way the reference rule reward does
+// (parse_answer in the authors' budget_probe_reward.py, whose regular
+// expressions are Python's: \d is any Unicode decimal digit, \s and
+// str.strip() any Unicode white space):
 //
 //  1. The answer is the content of the first <answer>…</answer> (newlines
 //     included), trimmed of white space. No such pair → Unparseable.
@@ -53,12 +58,15 @@ const (
 //     lowercases to one of its letters, so "impoſſible" is not it) →
 //     Impossible.
 //  3. Else the first "[L, H]" anywhere in the answer, L and H runs of
-//     ASCII digits with optional ASCII white space (space, \t, \n, \r, \f,
-//     \v) around each → Interval.
-//  4. Else an answer that is only ASCII digits → Scalar.
+//     decimal digits with optional white space around each → Interval.
+//  4. Else an answer that is only decimal digits → Scalar.
 //  5. Anything else → Unparseable.
 //
-// Tags are case-sensitive. Parse does not allocate.
+// White space is what Python's str.isspace accepts: Go's unicode.IsSpace
+// and the separators U+001C–U+001F. A decimal digit is any character of
+// Unicode category Nd (ASCII 0–9, full-width ０–９, Arabic-Indic, …), read
+// by its digit value: "[１００, ２００]" is [100, 200]. Tags are
+// case-sensitive. Parse does not allocate.
 func Parse(response string) Prediction {
 	ans, ok := Answer(response)
 	if !ok {
@@ -76,8 +84,9 @@ func Parse(response string) Prediction {
 	return Prediction{}
 }
 
-// Answer returns the trimmed content of the first <answer>…</answer> in
-// response and whether there is one.
+// Answer returns the content of the first <answer>…</answer> in
+// response, trimmed of white space as Python's str.strip() trims it, and
+// whether there is one.
 func Answer(response string) (string, bool) {
 	i := strings.Index(response, openTag)
 	if i < 0 {
@@ -88,7 +97,7 @@ func Answer(response string) (string, bool) {
 	if j < 0 {
 		return "", false
 	}
-	return strings.TrimSpace(rest[:j]), true
+	return trimSpace(rest[:j]), true
 }
 
 // firstInterval finds the leftmost "[ L , H ]" in s.
@@ -128,30 +137,127 @@ func intervalAt(s string, p int) (lo, hi int64, ok bool) {
 	return lo, hi, true
 }
 
+// skipSpace returns the position after the white space at s[p:].
 func skipSpace(s string, p int) int {
-	for p < len(s) && isSpace(s[p]) {
-		p++
+	for p < len(s) {
+		if c := s[p]; c < utf8.RuneSelf {
+			if !isSpace(c) {
+				break
+			}
+			p++
+			continue
+		}
+		n := spaceAt(s, p)
+		if n == 0 {
+			break
+		}
+		p += n
 	}
 	return p
 }
 
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+// spaceAt returns the byte length of the white-space character at s[p:]
+// (p < len(s)), or 0 when there is none: Python's str.isspace, which is
+// unicode.IsSpace and the ASCII separators U+001C–U+001F.
+func spaceAt(s string, p int) int {
+	if c := s[p]; c < utf8.RuneSelf {
+		if isSpace(c) {
+			return 1
+		}
+		return 0
+	}
+	r, n := utf8.DecodeRuneInString(s[p:])
+	if unicode.IsSpace(r) {
+		return n
+	}
+	return 0
 }
 
-// readDigits reads the run of ASCII digits at s[p:], returning its value
-// (saturated at math.MaxInt64) and length.
+// isSpace reports an ASCII white-space byte to Python: \t \n \v \f \r,
+// the separators \x1c–\x1f and the space.
+func isSpace(c byte) bool {
+	return c == ' ' || '\t' <= c && c <= '\r' || '\x1c' <= c && c <= '\x1f'
+}
+
+// trimSpace trims s of white space at both ends, as Python's str.strip().
+func trimSpace(s string) string {
+	s = s[skipSpace(s, 0):]
+	for len(s) > 0 {
+		c := s[len(s)-1]
+		if c < utf8.RuneSelf {
+			if !isSpace(c) {
+				break
+			}
+			s = s[:len(s)-1]
+			continue
+		}
+		r, n := utf8.DecodeLastRuneInString(s)
+		if !unicode.IsSpace(r) {
+			break
+		}
+		s = s[:len(s)-n]
+	}
+	return s
+}
+
+// readDigits reads the run of decimal digits at s[p:], returning its value
+// (saturated at math.MaxInt64) and its length in bytes.
 func readDigits(s string, p int) (v int64, n int) {
-	for i := p; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		d := int64(s[i] - '0')
+	for i := p; i < len(s); {
+		d, w := int64(s[i]-'0'), 1
+		if s[i] < '0' || s[i] > '9' {
+			d, w = digitAt(s, i)
+		}
+		if w == 0 {
+			break
+		}
 		if v > (math.MaxInt64-d)/10 {
 			v = math.MaxInt64
 		} else {
 			v = v*10 + d
 		}
-		n++
+		i += w
+		n += w
 	}
 	return v, n
+}
+
+// digitAt returns the value and byte length of the decimal digit at s[p:]
+// (p < len(s)), or width 0 when there is none. A decimal digit is a
+// character of category Nd (Python's \d and int()): Unicode encodes each
+// script's digits as a contiguous run 0…9, so a character's value is its
+// distance from the start of its run of unicode.Nd, modulo 10.
+func digitAt(s string, p int) (d int64, width int) {
+	if c := s[p]; c < utf8.RuneSelf {
+		if '0' <= c && c <= '9' {
+			return int64(c - '0'), 1
+		}
+		return 0, 0
+	}
+	r, n := utf8.DecodeRuneInString(s[p:])
+	if lo, ok := ndRunStart(r); ok {
+		return int64(r-lo) % 10, n
+	}
+	return 0, 0
+}
+
+// ndRunStart returns the first character of the range of unicode.Nd that
+// holds r.
+func ndRunStart(r rune) (rune, bool) {
+	if r <= 0xFFFF {
+		for _, rg := range unicode.Nd.R16 {
+			if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+				return rune(rg.Lo), true
+			}
+		}
+		return 0, false
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if rune(rg.Lo) <= r && r <= rune(rg.Hi) {
+			return rune(rg.Lo), true
+		}
+	}
+	return 0, false
 }
 
 // itoa formats v without fmt, for String methods.

@@ -3,8 +3,10 @@ package reward
 import "math"
 
 // Truth is what a probe's label says: the true remaining tokens r and
-// whether the rollout still finishes within budget. Remaining is ignored
-// when Possible is false.
+// whether the rollout still finishes within budget. On an impossible probe
+// Remaining is what the rollout went on to spend after the probe, which
+// stopping there saves (the early stop of the paper's §6.1); the rule and
+// the score ignore it there.
 type Truth struct {
 	Remaining int64
 	Possible  bool
@@ -99,6 +101,12 @@ func (p Prediction) Class() Class {
 	}
 	return ClassInvalid
 }
+
+// Mid is the midpoint (L + H) / 2 of an interval, or the value of a
+// scalar, as Python computes (L + H) / 2.0: the exact sum rounded once
+// (two non-negative int64s sum within a uint64), so that bounds near 2^63
+// do not overflow.
+func (p Prediction) Mid() float64 { return float64(uint64(p.Low)+uint64(p.High)) / 2 }
 
 // Valid reports whether p is a well-formed interval: an Interval with
 // Low ≤ High. Only valid intervals can score on possible probes.

@@ -194,18 +194,19 @@ func b2f(v bool) float64 {
 }
 
 // FormatValid reports whether the answer has the required format inside
-// the answer tags: "impossible", or an interval on a token target (a
-// scalar does not count) and an interval for each of the three dimensions
-// on a Warehouse target.
+// the answer tags: "impossible", or a well-formed interval [L, H] with
+// L ≤ H on a token target, and one for each of the three dimensions on a
+// Warehouse target. A scalar or a reversed interval is not an interval:
+// it scores 0 on a possible probe (Rule.Score) and is not counted.
 func (j *Judgement) FormatValid() bool {
 	if !j.Warehouse {
-		return j.Prediction.Kind == Interval || j.Prediction.Kind == Impossible
+		return j.Prediction.Kind == Impossible || j.Prediction.Valid()
 	}
 	if j.Answer.Kind == Impossible {
 		return true
 	}
 	for _, d := range j.Answer.Dims {
-		if !d.Set {
+		if !d.Set || d.Low > d.High {
 			return false
 		}
 	}
@@ -266,7 +267,7 @@ func (j *Judgement) MidRelErr() float64 {
 // dimensions do, when they all miss the same way.
 func (j *Judgement) Miss() int {
 	if !j.Warehouse {
-		mid := (float64(j.Prediction.Low) + float64(j.Prediction.High)) / 2
+		mid := j.Prediction.Mid()
 		r := float64(j.Target.tokens.Remaining)
 		switch {
 		case mid < r:

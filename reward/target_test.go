@@ -91,3 +91,34 @@ func TestTargetJudge(t *testing.T) {
 		t.Errorf("Judge: %v allocs per run, want 0", allocs)
 	}
 }
+
+// TestFormatValid pins which answers have the required format: the
+// paper's "impossible" or well-formed intervals, never a scalar or a
+// reversed interval (both score 0 on a possible probe).
+func TestFormatValid(t *testing.T) {
+	tok := TokenTarget(Truth{Remaining: 450, Possible: true}, "[315, 585]")
+	wh := WarehouseTarget(WarehouseTruth{Remaining: [3]float64{2, 10, 100}, Possible: true})
+	tests := []struct {
+		name     string
+		t        Target
+		response string
+		want     bool
+	}{
+		{"interval", tok, "<answer>[400, 500]</answer>", true},
+		{"point interval", tok, "<answer>[450, 450]</answer>", true},
+		{"reversed interval", tok, "<answer>[500, 400]</answer>", false},
+		{"scalar", tok, "<answer>450</answer>", false},
+		{"impossible", tok, "<answer>Impossible</answer>", true},
+		{"no tags", tok, "[400, 500]", false},
+		{"warehouse three dims", wh, "<answer>time_weeks:[1, 3], warehouse_item_weeks:[5, 20], cost:[90, 110]</answer>", true},
+		{"warehouse reversed dim", wh, "<answer>time_weeks:[3, 1], warehouse_item_weeks:[5, 20], cost:[90, 110]</answer>", false},
+		{"warehouse two dims", wh, "<answer>time_weeks:[1, 3], cost:[90, 110]</answer>", false},
+		{"warehouse impossible", wh, "<answer>impossible</answer>", true},
+	}
+	for _, tt := range tests {
+		j := tt.t.Judge(Train, tt.response)
+		if got := j.FormatValid(); got != tt.want {
+			t.Errorf("%s: FormatValid(%q) = %v, want %v", tt.name, tt.response, got, tt.want)
+		}
+	}
+}

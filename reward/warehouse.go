@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Dim is one of the Warehouse task's three budget dimensions.
@@ -66,7 +68,7 @@ func ParseWarehouse(response string) Warehouse {
 	if !ok {
 		return Warehouse{}
 	}
-	if strings.EqualFold(ans, "impossible") {
+	if asciiEqualFold(ans, "impossible") {
 		return Warehouse{Kind: Impossible}
 	}
 	var w Warehouse
@@ -103,8 +105,16 @@ func colonAt(s string, i int) int {
 // labelBefore reads the identifier ending before s[end], skipping white
 // space and quotes, and maps it to a dimension.
 func labelBefore(s string, end int) (Dim, bool) {
-	for end > 0 && (isSpace(s[end-1]) || s[end-1] == '"' || s[end-1] == '\'') {
-		end--
+	for end > 0 {
+		if c := s[end-1]; c == '"' || c == '\'' {
+			end--
+			continue
+		}
+		r, n := utf8.DecodeLastRuneInString(s[:end])
+		if !(r < utf8.RuneSelf && isSpace(byte(r)) || r >= utf8.RuneSelf && unicode.IsSpace(r)) {
+			break
+		}
+		end -= n
 	}
 	start := end
 	for start > 0 && isIdent(s[start-1]) {
@@ -150,8 +160,10 @@ func decimalIntervalAt(s string, p int) (lo, hi float64, ok bool) {
 	return lo, hi, true
 }
 
-// readDecimal reads `\d+(\.\d+)?` at s[p:], returning its value and
-// length. Integer parts too long for a float64 read as +Inf.
+// readDecimal reads `\d+(\.\d+)?` at s[p:] (decimal digits as in Parse,
+// full-width ones included), returning its value and byte length. Integer
+// parts too long for a float64 read as +Inf. It does not allocate for
+// numbers of up to 32 digits.
 func readDecimal(s string, p int) (float64, int) {
 	_, n := readDigits(s, p)
 	if n == 0 {
@@ -163,18 +175,50 @@ func readDecimal(s string, p int) (float64, int) {
 			n += 1 + m
 		}
 	}
-	lead := p
-	for lead < intEnd-1 && s[lead] == '0' {
+	num := s[p : p+n]
+	if asciiDigits(s[p:intEnd]) == intEnd-p && (n == intEnd-p || asciiDigits(s[intEnd+1:p+n]) == p+n-intEnd-1) {
+		return parseASCII(num), n
+	}
+	var buf [32]byte
+	b := buf[:0]
+	digits, lead, frac := 0, true, false // integer digits after leading zeros
+	for i := 0; i < len(num); {
+		d, w := digitAt(num, i)
+		if w == 0 { // the '.'
+			b = append(b, '.')
+			frac = true
+			i++
+			continue
+		}
+		if lead = lead && d == 0; !lead && !frac {
+			digits++
+		}
+		b = append(b, byte('0'+d))
+		i += w
+	}
+	if digits > 308 {
+		return math.Inf(1), n
+	}
+	// This conversion does not escape: it stays on the stack while it
+	// fits buf.
+	return parseASCII(string(b)), n
+}
+
+// parseASCII reads num, `[0-9]+(\.[0-9]+)?`; integer parts too long for a
+// float64 read as +Inf.
+func parseASCII(num string) float64 {
+	lead := 0
+	for lead < len(num)-1 && num[lead] == '0' && num[lead+1] != '.' {
 		lead++
 	}
-	if intEnd-lead > 308 {
-		return math.Inf(1), n
+	if dot := strings.IndexByte(num, '.'); dot-lead > 308 || dot < 0 && len(num)-lead > 308 {
+		return math.Inf(1)
 	}
-	v, err := strconv.ParseFloat(s[p:p+n], 64)
+	v, err := strconv.ParseFloat(num, 64)
 	if err != nil {
-		return math.Inf(1), n
+		return math.Inf(1)
 	}
-	return v, n
+	return v
 }
 
 // WarehouseTruth is a Warehouse probe's label: the true remaining usage

@@ -161,7 +161,7 @@ func atifMetrics(rec Record, field string, s wireStep) (APITokens, error) {
 		return a, err
 	}
 	if m.Extra != nil {
-		if a.Reasoning, err = wholeOr0(rec, field+".extra.reasoning_tokens", m.Extra.ReasoningTokens); err != nil {
+		if a.Reasoning, err = optionalWhole(rec, field+".extra.reasoning_tokens", m.Extra.ReasoningTokens); err != nil {
 			return a, err
 		}
 	}

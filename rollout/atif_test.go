@@ -31,7 +31,7 @@ func TestATIF(t *testing.T) {
 			user("The file has been updated."),
 			assistant(`Fixed: the validators now use \A and \Z.`),
 		},
-		API:     []APITokens{{Input: 3500, Output: 250, Cached: 3000}, {Input: 3790, Output: 300, Reasoning: 120, Cached: 3300}, {Input: 100, Output: 60}},
+		API:     []APITokens{{Input: 3500, Output: 250, Cached: 3000}, {Input: 3790, Output: 300, Reasoning: Tokens(120), Cached: 3300}, {Input: 100, Output: 60}},
 		Inputs:  InputsRequest,
 		Success: true, Outcome: OutcomeResults,
 	}}

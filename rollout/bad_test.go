@@ -142,8 +142,8 @@ func TestBOMAndIntegralFloats(t *testing.T) {
 	if diff := cmp.Diff(want, got[0].Messages); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
 	}
-	if a := got[0].API[0]; a != (APITokens{Input: 5, Output: 100, Reasoning: 20}) {
-		t.Errorf("API = %+v, want {5 100 20 0}", a)
+	if diff := cmp.Diff(APITokens{Input: 5, Output: 100, Reasoning: Tokens(20)}, got[0].API[0]); diff != "" {
+		t.Errorf("API (-want +got):\n%s", diff)
 	}
 }
 
@@ -160,7 +160,7 @@ func TestToolMessagesInRolloutJSONL(t *testing.T) {
 		Messages: []Message{system("s"), {"user", "task", 4},
 			assistant("<tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\":\"go\"}}\n</tool_call>"),
 			{"user", "result 1\n\nand?", 5}, assistant("done")},
-		API:     []APITokens{{Input: 10, Output: 7, Reasoning: 2, Cached: 4}, {Input: 20, Output: 3}},
+		API:     []APITokens{{Input: 10, Output: 7, Reasoning: Tokens(2), Cached: 4}, {Input: 20, Output: 3}},
 		Inputs:  InputsRequest,
 		Success: true, Outcome: OutcomeResults, BySuccessRule: &SuccessByRule{true, true},
 	}}

@@ -20,6 +20,10 @@ type wireAPI struct {
 	Output    json.RawMessage `json:"output"`
 	Reasoning json.RawMessage `json:"reasoning"`
 	Cached    json.RawMessage `json:"cached"`
+	Retried   *struct {
+		Calls  json.RawMessage `json:"calls"`
+		Output json.RawMessage `json:"output"`
+	} `json:"retried"`
 }
 
 type wireRollout struct {
@@ -122,11 +126,19 @@ func apiTokens(rec Record, ws []wireAPI) ([]APITokens, error) {
 		if api[i].Output, err = whole(rec, f+"output", a.Output); err != nil {
 			return nil, err
 		}
-		if api[i].Reasoning, err = wholeOr0(rec, f+"reasoning", a.Reasoning); err != nil {
+		if api[i].Reasoning, err = optionalWhole(rec, f+"reasoning", a.Reasoning); err != nil {
 			return nil, err
 		}
 		if api[i].Cached, err = wholeOr0(rec, f+"cached", a.Cached); err != nil {
 			return nil, err
+		}
+		if r := a.Retried; r != nil {
+			if api[i].Retried.Calls, err = wholeOr0(rec, f+"retried.calls", r.Calls); err != nil {
+				return nil, err
+			}
+			if api[i].Retried.Output, err = wholeOr0(rec, f+"retried.output", r.Output); err != nil {
+				return nil, err
+			}
 		}
 		if err := checkBreakdown(rec, f, api[i]); err != nil {
 			return nil, err
@@ -137,8 +149,8 @@ func apiTokens(rec Record, ws []wireAPI) ([]APITokens, error) {
 
 // checkBreakdown: reasoning is part of output and cached part of input.
 func checkBreakdown(rec Record, field string, a APITokens) error {
-	if a.Output != Unrecorded && a.Reasoning > a.Output {
-		return rec.Errorf(field+"reasoning", "%d reasoning tokens exceed the output's %d", a.Reasoning, a.Output)
+	if a.Output != Unrecorded && a.Reasoning != nil && *a.Reasoning > a.Output {
+		return rec.Errorf(field+"reasoning", "%d reasoning tokens exceed the output's %d", *a.Reasoning, a.Output)
 	}
 	if a.Input != Unrecorded && a.Cached > a.Input {
 		return rec.Errorf(field+"cached", "%d cached tokens exceed the input's %d", a.Cached, a.Input)

@@ -227,7 +227,7 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		for i, a := range tr.API {
-			if a.Input < Unrecorded || a.Output < Unrecorded || a.Reasoning < 0 || a.Cached < 0 {
+			if a.Input < Unrecorded || a.Output < Unrecorded || a.Reasoning != nil && *a.Reasoning < 0 || a.Cached < 0 {
 				t.Fatalf("API[%d] = %+v", i, a)
 			}
 		}

@@ -37,6 +37,26 @@ type wireTurn struct {
 	TurnIdx         json.RawMessage `json:"turn_idx"`
 	Truncated       json.RawMessage `json:"context_token_truncated"`
 	Info            json.RawMessage `json:"info"`
+	APITotalTokens  json.RawMessage `json:"api_total_tokens"`
+	TotalTokens     json.RawMessage `json:"total_tokens"`
+	Actions         json.RawMessage `json:"actions"`
+	ActionNames     json.RawMessage `json:"action_names"`
+	Interactions    json.RawMessage `json:"api_interactions"`
+}
+
+// wireInteraction is one element of a turn's api_interactions: the calls
+// the turn made, with the provider's raw usage.
+type wireInteraction struct {
+	Usage struct {
+		Raw struct {
+			Output     *wireReasoningDetails `json:"output_tokens_details"`
+			Completion *wireReasoningDetails `json:"completion_tokens_details"`
+		} `json:"raw"`
+	} `json:"usage"`
+}
+
+type wireReasoningDetails struct {
+	Reasoning json.RawMessage `json:"reasoning_tokens"`
 }
 
 // DialogueTurn is one turn of an estimation dialogue as logged.
@@ -65,6 +85,21 @@ type DialogueTurn struct {
 	// record instead; Unrecorded when absent, null or not a whole
 	// non-negative number.
 	InputTokens, OutputTokens, ActualToken int64
+	// APITotal and Total are api_total_tokens and total_tokens, read as
+	// InputTokens is.
+	APITotal, Total int64
+	// Reasoning is the hidden reasoning the turn's calls record in
+	// api_interactions[].usage.raw.output_tokens_details (else
+	// completion_tokens_details).reasoning_tokens, summed over the calls
+	// that record it; nil when none does.
+	Reasoning *int64
+	// System is the content of the turn's first message when its role is
+	// system (the rollout's own system prompt); nil otherwise.
+	System *string
+	// NoActions: the turn executed no action — actions is an empty list,
+	// or, absent, action_names is one. A turn that records neither is not
+	// known to have executed none.
+	NoActions bool
 }
 
 // decodeDialogue converts one estimation dialogue to a Trajectory the way
@@ -107,7 +142,7 @@ func decodeDialogue(rec Record) (Trajectory, error) {
 		t.Messages = append(t.Messages,
 			Message{Role: "user", Content: user, Tokens: Unrecorded},
 			Message{Role: "assistant", Content: asst, Tokens: Unrecorded})
-		t.API = append(t.API, APITokens{Input: d.Input, Output: d.Output})
+		t.API = append(t.API, APITokens{Input: d.Input, Output: d.Output, Reasoning: d.Reasoning})
 	}
 	if len(t.Messages) == 0 {
 		return t, rec.Errorf("turns", "no turn has both a user and an assistant text")
@@ -152,6 +187,12 @@ func dialogueTurn(rec Record, i int, turn wireTurn) (DialogueTurn, error) {
 		d.Truncated = d.Truncated || ok && truthy(v)
 	}
 	d.InputTokens, d.OutputTokens, d.ActualToken = lenientCount(turn.InputTokens), lenientCount(turn.OutputTokens), lenientCount(turn.ActualToken)
+	d.APITotal, d.Total = lenientCount(turn.APITotalTokens), lenientCount(turn.TotalTokens)
+	d.NoActions = emptyList(turn.Actions) || !nonEmptyValue(turn.Actions) && emptyList(turn.ActionNames)
+	if len(turn.Messages) > 0 && turn.Messages[0].Role == "system" {
+		s := jsonText(turn.Messages[0].Content)
+		d.System = &s
+	}
 	if v, ok := present(turn.TurnIdx); ok {
 		d.TurnIdx, _ = parseWhole(v) // only an order: a bad one sorts as 0
 	}
@@ -159,8 +200,65 @@ func dialogueTurn(rec Record, i int, turn wireTurn) (DialogueTurn, error) {
 	if d.Input, err = whole(rec, fmt.Sprintf("turns[%d].api_input_tokens", i), turn.APIInputTokens); err != nil {
 		return d, err
 	}
-	d.Output, err = whole(rec, fmt.Sprintf("turns[%d].api_output_tokens", i), turn.APIOutputTokens)
+	if d.Output, err = whole(rec, fmt.Sprintf("turns[%d].api_output_tokens", i), turn.APIOutputTokens); err != nil {
+		return d, err
+	}
+	d.Reasoning, err = interactionReasoning(rec, i, turn.Interactions)
+	if err == nil && d.Reasoning != nil && d.Output != Unrecorded && *d.Reasoning > d.Output {
+		err = rec.Errorf(fmt.Sprintf("turns[%d].api_interactions", i), "%d reasoning tokens exceed the output's %d", *d.Reasoning, d.Output)
+	}
 	return d, err
+}
+
+// interactionReasoning sums the reasoning_tokens that the turn's
+// api_interactions record in their raw usage (output_tokens_details, else
+// completion_tokens_details): the same fact as per_turn_api_tokens'
+// reasoning. nil when no call records one; an entry that is not an object
+// is skipped, as the authors' env skips it.
+func interactionReasoning(rec Record, i int, raw json.RawMessage) (*int64, error) {
+	v, ok := present(raw)
+	if !ok || v[0] != '[' {
+		return nil, nil
+	}
+	var calls []json.RawMessage
+	json.Unmarshal(v, &calls) // decoded once already: valid JSON
+	var sum *int64
+	for j, c := range calls {
+		var w wireInteraction
+		if c[0] != '{' || json.Unmarshal(c, &w) != nil {
+			continue
+		}
+		for _, det := range []*wireReasoningDetails{w.Usage.Raw.Output, w.Usage.Raw.Completion} {
+			if det == nil {
+				continue
+			}
+			n, err := optionalWhole(rec, fmt.Sprintf("turns[%d].api_interactions[%d].usage.raw.reasoning_tokens", i, j), det.Reasoning)
+			if err != nil {
+				return nil, err
+			}
+			if n != nil {
+				if sum == nil {
+					sum = new(int64)
+				}
+				*sum += *n
+				break
+			}
+		}
+	}
+	return sum, nil
+}
+
+// emptyList reports whether v is the JSON list [].
+func emptyList(v json.RawMessage) bool {
+	var l []json.RawMessage
+	v, ok := present(v)
+	return ok && v[0] == '[' && json.Unmarshal(v, &l) == nil && len(l) == 0
+}
+
+// nonEmptyValue is Python's `value not in (None, "")` for a JSON value.
+func nonEmptyValue(v json.RawMessage) bool {
+	v, ok := present(v)
+	return ok && string(v) != `""`
 }
 
 // lenientCount reads a count the readers do not otherwise use: anything

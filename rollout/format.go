@@ -17,9 +17,9 @@ const (
 	// document: the whole file is one JSON object, one record (a compact
 	// one-line document may also be one of several lines).
 	document
-	// events: the whole file is one record whose lines are events (a
-	// guard ledger session).
-	events
+	// session: a JSONL file whose lines together are one record (a coding
+	// agent's session log, one event a line).
+	session
 )
 
 // Format is one log format: how its records sit in a file, how to know it
@@ -39,6 +39,10 @@ type Format struct {
 	// format; nil for formats that are only chosen by layout.
 	match  func(keys map[string]json.RawMessage) bool
 	decode func(rec Record) (Trajectory, error)
+	// calls reports whether a session file holds an LLM call at all; a
+	// session without one (aborted before the first answer, a summary-only
+	// file) is skipped inside a directory. nil for other layouts.
+	calls func(data []byte) bool
 }
 
 // Rollout is RAGEN's rollout JSONL and the canonical JSONL that convert
@@ -60,7 +64,8 @@ var Predictions = &Format{Name: "swebench-preds", Doc: "SWE-bench predictions (p
 	match: isPredictions}
 
 // Formats lists every format the readers know, in detection order.
-var Formats = []*Format{GuardLedger, MiniSWEAgent, ATIF, Inspect, SWEAgent, HarborSide, OpenHandsOutput, OpenHandsMetadata, OpenHands, SWEBenchReport, Predictions, Rollout, Dialogue}
+var Formats = []*Format{GuardLedger, MiniSWEAgent, ATIF, Inspect, SWEAgent, HarborSide, OpenHandsOutput, OpenHandsMetadata, OpenHands, SWEBenchReport, Predictions,
+	CodexHistory, QwenUsage, ClaudeTodos, Codex, QwenCode, ClaudeCode, Rollout, Dialogue}
 
 func init() {
 	Rollout.decode = decodeRollout

@@ -14,7 +14,7 @@ import (
 // whole file is one trajectory: one turn per call the upstream answered,
 // its per_turn_api_tokens the upstream's counts, metadata.guard what the
 // guard estimated and decided.
-var GuardLedger = &Format{Name: "guard-ledger", Doc: "bagen-data guard ledger session file (<ledger>/<session>.jsonl)", layout: events, ownIDs: true,
+var GuardLedger = &Format{Name: "guard-ledger", Doc: "bagen-data guard ledger session file (<ledger>/<session>.jsonl)", layout: session, ownIDs: true,
 	match: func(k map[string]json.RawMessage) bool { return has(k, "bagen_guard", "event") }}
 
 func init() { GuardLedger.decode = decodeGuardLedger }
@@ -32,17 +32,18 @@ type GuardItem struct {
 
 // GuardUsage is the usage an upstream reported for one call, with the
 // meaning of APITokens: Input is the whole request (cached included),
-// Output includes reasoning. Unreported counts are Unrecorded.
+// Output includes reasoning. Unreported counts are Unrecorded; Reasoning
+// is null when the upstream did not break it out.
 type GuardUsage struct {
-	Input     int64 `json:"input"`
-	Output    int64 `json:"output"`
-	Reasoning int64 `json:"reasoning"`
-	Cached    int64 `json:"cached"`
+	Input     int64  `json:"input"`
+	Output    int64  `json:"output"`
+	Reasoning *int64 `json:"reasoning"`
+	Cached    int64  `json:"cached"`
 }
 
 // API is u as APITokens.
 func (u GuardUsage) API() APITokens {
-	return APITokens{Input: u.Input, Output: u.Output, Reasoning: max(u.Reasoning, 0), Cached: max(u.Cached, 0)}
+	return APITokens{Input: u.Input, Output: u.Output, Reasoning: u.Reasoning, Cached: max(u.Cached, 0)}
 }
 
 // GuardSession is the first event of a session file.

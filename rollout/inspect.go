@@ -180,7 +180,7 @@ func decodeInspectSample(rec Record) (Trajectory, error) {
 	if w.Epoch > 1 {
 		id += "/epoch-" + strconv.Itoa(w.Epoch)
 	}
-	usage, err := inspectUsages(rec, w.Events, atLeast(rec.producer, 0, 3, 184))
+	usage, err := inspectUsages(rec, w.Events, atLeast(rec.producer, 0, 3, 184), assistantIDs(w.Messages))
 	if err != nil {
 		return Trajectory{Pos: rec.Pos}, err
 	}
@@ -243,12 +243,36 @@ func resolveAttachment(s string, att map[string]string) string {
 	return s
 }
 
+// assistantIDs is the set of the sample's assistant message ids.
+func assistantIDs(msgs []json.RawMessage) map[string]bool {
+	ids := map[string]bool{}
+	for _, raw := range msgs {
+		var m struct {
+			ID   string `json:"id"`
+			Role string `json:"role"`
+		}
+		if json.Unmarshal(raw, &m) == nil && m.Role == "assistant" && m.ID != "" {
+			ids[m.ID] = true
+		}
+	}
+	return ids
+}
+
 // inspectUsages maps an assistant message id to the usage of the model
-// event that produced it (scorer calls produce no message of the sample
-// and are not turns). From inspect_ai 0.3.184 input_tokens excludes cache
-// reads and writes; they are added back so that input is the whole prompt.
-func inspectUsages(rec Record, events []json.RawMessage, excludesCache bool) (map[string]APITokens, error) {
-	out := map[string]APITokens{}
+// event that produced it. From inspect_ai 0.3.184 input_tokens excludes
+// cache reads and writes; they are added back so that input is the whole
+// prompt. Every model event is a paid call: one whose output is not the
+// message kept — an earlier event for the same message id, or one whose
+// message is not in the sample, before the last event that produced one —
+// was retried, and is added to the next kept call's Retried. Model events
+// after the last kept call (a scorer's) produce no message of the sample
+// and are not turns.
+func inspectUsages(rec Record, events []json.RawMessage, excludesCache bool, ids map[string]bool) (map[string]APITokens, error) {
+	type call struct {
+		id string
+		a  APITokens
+	}
+	var calls []call
 	for i, raw := range events {
 		var e wireModelEvent
 		if json.Unmarshal(raw, &e) != nil || e.Event != "model" || e.Output == nil || len(e.Output.Choices) == 0 {
@@ -267,7 +291,24 @@ func inspectUsages(rec Record, events []json.RawMessage, excludesCache bool) (ma
 		if err != nil {
 			return nil, err
 		}
-		out[e.Output.Choices[0].Message.ID] = a
+		calls = append(calls, call{e.Output.Choices[0].Message.ID, a})
+	}
+	lastOf := map[string]int{}
+	for i, c := range calls {
+		if ids[c.id] {
+			lastOf[c.id] = i
+		}
+	}
+	out := map[string]APITokens{}
+	var retried Retry
+	for i, c := range calls {
+		if j, kept := lastOf[c.id]; kept && j == i {
+			c.a.Retried = retried
+			out[c.id], retried = c.a, Retry{}
+			continue
+		}
+		retried.Calls++
+		retried.Output += max(0, c.a.Output)
 	}
 	return out, nil
 }
@@ -288,7 +329,7 @@ func inspectUsage(rec Record, field string, u wireInspectUsage, excludesCache bo
 	if write, err = wholeOr0(rec, field+".input_tokens_cache_write", u.CacheWrite); err != nil {
 		return a, err
 	}
-	if a.Reasoning, err = wholeOr0(rec, field+".reasoning_tokens", u.ReasoningTokens); err != nil {
+	if a.Reasoning, err = optionalWhole(rec, field+".reasoning_tokens", u.ReasoningTokens); err != nil {
 		return a, err
 	}
 	if excludesCache && a.Input != Unrecorded {

@@ -21,7 +21,7 @@ func TestInspectJSON(t *testing.T) {
 		},
 		// Before 0.3.184 input_tokens is taken as recorded; the scorer's
 		// model call (90 in, 2 out) is not a turn.
-		API:     []APITokens{{Input: 420, Output: 35, Reasoning: 12}, {Input: 480, Output: 20, Cached: 384}},
+		API:     []APITokens{{Input: 420, Output: 35, Reasoning: Tokens(12)}, {Input: 480, Output: 20, Cached: 384}},
 		Inputs:  InputsRequest,
 		Success: false, Outcome: OutcomeScore, // "includes" (first by name) is I
 	}, {
@@ -49,7 +49,7 @@ func TestInspectEvalZstd(t *testing.T) {
 		},
 		// From 0.3.184 input_tokens excludes cache reads and writes:
 		// 50 + 1000 + 200 and 30 + 1300.
-		API:     []APITokens{{Input: 1250, Output: 40, Reasoning: 10, Cached: 1000}, {Input: 1330, Output: 12, Cached: 1300}},
+		API:     []APITokens{{Input: 1250, Output: 40, Reasoning: Tokens(10), Cached: 1000}, {Input: 1330, Output: 12, Cached: 1300}},
 		Inputs:  InputsRequest,
 		Success: true, Outcome: OutcomeScore,
 	}}

@@ -265,7 +265,7 @@ func usage(rec Record, field string, raw json.RawMessage) (APITokens, error) {
 		}
 	}
 	if outDet != nil {
-		if a.Reasoning, err = wholeOr0(rec, field+"."+outName+"_details.reasoning_tokens", outDet.Reasoning); err != nil {
+		if a.Reasoning, err = optionalWhole(rec, field+"."+outName+"_details.reasoning_tokens", outDet.Reasoning); err != nil {
 			return a, err
 		}
 	}

@@ -19,7 +19,7 @@ func TestMiniSWEAgent1(t *testing.T) {
 			assistant("THOUGHT: Use \\A and \\Z.\n\n```bash\nsed -i 's/\\^/\\\\A/' django/contrib/auth/validators.py && echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"),
 			user("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\ndiff --git a/django/contrib/auth/validators.py b/django/contrib/auth/validators.py\n"),
 		},
-		API:     []APITokens{{Input: 1200, Output: 180, Reasoning: 128}, {Input: 1290, Output: 95, Reasoning: 40, Cached: 1152}},
+		API:     []APITokens{{Input: 1200, Output: 180, Reasoning: Tokens(128)}, {Input: 1290, Output: 95, Reasoning: Tokens(40), Cached: 1152}},
 		Inputs:  InputsRequest,
 		Success: true, Outcome: OutcomeExitStatus,
 	}}
@@ -42,7 +42,7 @@ func TestMiniSWEAgent2(t *testing.T) {
 				"<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\":\"echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\"}}\n</tool_call>"),
 			user("<returncode>0</returncode>\n<output>\n</output>"),
 		},
-		API:     []APITokens{{Input: 900, Output: 60}, {Input: 1010, Output: 75, Reasoning: 20, Cached: 896}},
+		API:     []APITokens{{Input: 900, Output: 60}, {Input: 1010, Output: 75, Reasoning: Tokens(20), Cached: 896}},
 		Inputs:  InputsRequest,
 		Success: true, Outcome: OutcomeExitStatus,
 	}, {
@@ -56,7 +56,7 @@ func TestMiniSWEAgent2(t *testing.T) {
 			assistant("<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\":\"grep -rn __slots__ sympy/core/_print_helpers.py\"}}\n</tool_call>"),
 			user("<returncode>1</returncode>\n<output>\n</output>"),
 		},
-		API:     []APITokens{{Input: 700, Output: 300, Reasoning: 256}, {Input: 1050, Output: 90, Reasoning: 64, Cached: 640}},
+		API:     []APITokens{{Input: 700, Output: 300, Reasoning: Tokens(256)}, {Input: 1050, Output: 90, Reasoning: Tokens(64), Cached: 640}},
 		Inputs:  InputsRequest,
 		Success: false, Outcome: OutcomeExitStatus,
 	}}

@@ -34,6 +34,16 @@ func wholeOr0(rec Record, field string, raw json.RawMessage) (int64, error) {
 	return n, err
 }
 
+// optionalWhole is whole as a pointer: nil when absent or null, so that a
+// recorded 0 stays apart from a missing count.
+func optionalWhole(rec Record, field string, raw json.RawMessage) (*int64, error) {
+	n, err := whole(rec, field, raw)
+	if err != nil || n == Unrecorded {
+		return nil, err
+	}
+	return &n, nil
+}
+
 type wholeError struct{ got string }
 
 func (e wholeError) Error() string { return "want a whole number, got " + e.got }

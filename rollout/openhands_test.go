@@ -22,7 +22,7 @@ func TestOpenHandsEventArray(t *testing.T) {
 		// One call per response id: the observation that repeats call 1's
 		// metadata is not a second call.
 		API: []APITokens{
-			{Input: 5000, Output: 1200, Reasoning: 960, Cached: 4096},
+			{Input: 5000, Output: 1200, Reasoning: Tokens(960), Cached: 4096},
 			{Input: 5300, Output: 80, Cached: 4992},
 			{Input: 5420, Output: 45, Cached: 5248},
 		},

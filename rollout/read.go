@@ -388,12 +388,8 @@ func (s *scanner) objects() error {
 		if s.format == nil {
 			s.format = detectObject(first)
 		}
-		if s.format.layout == events {
-			rest, rerr := s.readAll(int64(len(first)))
-			if rerr != nil {
-				return rerr
-			}
-			return s.emit(Position{File: s.src.Name, Index: -1}, append(first, rest...))
+		if s.format.layout == session {
+			return s.session(first)
 		}
 		return s.lines(first, errors.Is(err, io.EOF))
 	}
@@ -442,6 +438,20 @@ func (s *scanner) lines(first []byte, eof bool) error {
 			return nil
 		}
 	}
+}
+
+// session reads the rest of a session log and emits the whole file as one
+// record; a session without any LLM call is skipped inside a directory.
+func (s *scanner) session(first []byte) error {
+	rest, err := s.readAll(int64(len(first)))
+	if err != nil {
+		return err
+	}
+	data := append(first, rest...)
+	if s.src.InDir && s.format.calls != nil && !s.format.calls(data) {
+		return nil
+	}
+	return s.emit(Position{File: s.src.Name, Index: -1}, data)
 }
 
 // line reads one line of at most s.limit bytes.
@@ -519,6 +529,8 @@ func (s *scanner) detectArray() *Format {
 	switch {
 	case isOpenHandsEvent(first):
 		return OpenHands
+	case has(first, "content", "status") && !has(first, "role"):
+		return ClaudeTodos
 	case has(first, "role", "content"):
 		return MiniSWEAgent // a bare message list, as mini-swe-agent's own test data
 	}

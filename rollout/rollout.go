@@ -26,11 +26,41 @@ type Message struct {
 
 // APITokens is the usage an API reported for one turn (one LLM call).
 // Input and Output may be Unrecorded. Input includes cached prompt tokens;
-// Output includes hidden reasoning. Reasoning and Cached are the parts of
-// Output and Input that the log breaks out, 0 when it does not.
+// Output includes hidden reasoning.
 type APITokens struct {
-	Input, Output     int64
-	Reasoning, Cached int64
+	Input, Output int64
+	// Reasoning is the part of Output that was hidden reasoning, as the
+	// log records it; nil when the log does not say. A recorded 0 is a
+	// log saying there was none, and differs from nil: the accounting step
+	// trusts the one and checks the other against the next input.
+	Reasoning *int64
+	// Cached is the part of Input served from a prompt cache, 0 when the
+	// log does not break it out.
+	Cached int64
+	// Retried is the usage of earlier calls for the same turn whose output
+	// was not kept (a retried call): each was paid for, so their outputs
+	// count towards the turn's output; their requests repeat this turn's
+	// and add no new input. Zero when there were none.
+	Retried Retry
+}
+
+// Retry sums the calls of a turn that were made again.
+type Retry struct {
+	Calls  int64 `json:"calls"`  // how many calls were retried
+	Output int64 `json:"output"` // their output tokens, reasoning included
+}
+
+// Tokens returns a pointer to n: a recorded count for APITokens.Reasoning.
+func Tokens(n int64) *int64 { return &n }
+
+// Visible is the part of the output the next request's history replays,
+// Output − Reasoning, and whether the log's numbers say it: false when the
+// output or the reasoning is not recorded.
+func (a APITokens) Visible() (int64, bool) {
+	if a.Output == Unrecorded || a.Reasoning == nil {
+		return 0, false
+	}
+	return max(0, a.Output-*a.Reasoning), true
 }
 
 // InputKind says what a log's per-call input counts measure.

@@ -19,8 +19,9 @@ type canonMessage struct {
 type canonAPI struct {
 	Input     *int64 `json:"input,omitempty"`
 	Output    *int64 `json:"output,omitempty"`
-	Reasoning int64  `json:"reasoning"`
+	Reasoning *int64 `json:"reasoning"` // null: not recorded; 0: recorded as none
 	Cached    int64  `json:"cached"`
+	Retried   *Retry `json:"retried,omitempty"`
 }
 
 type canonMetadata struct {
@@ -59,7 +60,11 @@ func MarshalCanonical(t Trajectory) ([]byte, error) {
 		c.Messages[i] = canonMessage{Role: m.Role, Content: m.Content, Tokens: recorded(m.Tokens)}
 	}
 	for _, a := range t.API {
-		c.API = append(c.API, canonAPI{Input: recorded(a.Input), Output: recorded(a.Output), Reasoning: a.Reasoning, Cached: a.Cached})
+		api := canonAPI{Input: recorded(a.Input), Output: recorded(a.Output), Reasoning: a.Reasoning, Cached: a.Cached}
+		if a.Retried.Calls > 0 {
+			api.Retried = &a.Retried
+		}
+		c.API = append(c.API, api)
 	}
 	switch t.Inputs {
 	case InputsRequest:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,5 +53,28 @@ func TestConvertFailureLeavesNoFile(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("output exists after a failed convert: %v", err)
+	}
+}
+
+// TestCanonicalReasoningNullAndZero: an unrecorded reasoning count is
+// written null and a recorded 0 as 0, and each reads back as it was; a
+// retried call's usage is written and read back too.
+func TestCanonicalReasoningNullAndZero(t *testing.T) {
+	tr := Trajectory{ID: "r", Outcome: OutcomeNone, Messages: []Message{user("u"), assistant("a"), user("v"), assistant("b")},
+		API: []APITokens{{Input: 10, Output: 5}, {Input: 20, Output: 6, Reasoning: Tokens(0), Retried: Retry{Calls: 2, Output: 9}}}, Inputs: InputsRequest}
+	line, err := MarshalCanonical(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"per_turn_api_tokens":[{"input":10,"output":5,"reasoning":null,"cached":0},{"input":20,"output":6,"reasoning":0,"cached":0,"retried":{"calls":2,"output":9}}]`
+	if !strings.Contains(string(line), want) {
+		t.Errorf("canonical line %s\nwant it to contain %s", line, want)
+	}
+	got, err := Decode(Record{Pos: Position{File: "c.jsonl", Line: 1, Index: -1}, Data: line})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(tr.API, got.API); diff != "" {
+		t.Errorf("read back (-want +got):\n%s", diff)
 	}
 }

@@ -93,6 +93,12 @@ func openOllama(ctx context.Context, name string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FromOllama(ctx, client, name)
+}
+
+// FromOllama reads model's tokenizer from the Ollama server client talks
+// to, through POST /api/show with verbose set (the GGUF tokenizer arrays).
+func FromOllama(ctx context.Context, client *api.Client, name string) (*Tokenizer, error) {
 	resp, err := client.Show(ctx, &api.ShowRequest{Model: name, Verbose: true})
 	if err != nil {
 		return nil, fmt.Errorf("POST /api/show: %w", err)

@@ -71,6 +71,7 @@ func (v *validator) checkTokenLabels(f *file, at loc, row dataset.RLRow) {
 	}
 	v.checkGroundTruth(f, at, row)
 	v.checkLabelColumn(f, at, row)
+	v.checkImpossibleRemaining(f, at, row)
 	if x.IsPossible && x.TokensUsed+x.RemainingTokens > x.Budget {
 		add(Error, "budget-rule", "possible rows whose tokens_used + remaining_tokens exceed the budget",
 			fmt.Sprintf("tokens_used %d + remaining_tokens %d = %d > budget %d", x.TokensUsed, x.RemainingTokens, x.TokensUsed+x.RemainingTokens, x.Budget))

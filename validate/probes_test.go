@@ -126,7 +126,8 @@ func TestBrokenProbeSets(t *testing.T) {
 				x.Margin = float64(x.Budget-x.TokensUsed-x.RemainingTokens) / float64(x.Budget)
 				return fmt.Sprintf("tokens_used + remaining_tokens = %d, %d at", x.TokensUsed+x.RemainingTokens, first.TokensUsed+first.RemainingTokens)
 			},
-			want: map[string]int{"trajectory-total": 1},
+			// the label still has the remaining tokens before the edit
+			want: map[string]int{"trajectory-total": 1, "label-remaining": 1},
 		},
 		{
 			name: "split field", src: swebenchProbes, code: "split-field", level: Error,

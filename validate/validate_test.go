@@ -213,6 +213,22 @@ func TestBroken(t *testing.T) {
 			want: map[string]int{"label-column": 2},
 		},
 		{
+			name: "impossible label's remaining tokens disagree",
+			code: "label-remaining",
+			edit: func(t *testing.T, dir string) string {
+				var msg string
+				editRL(t, evalPath(dir), func(rows []dataset.RLRow) []dataset.RLRow {
+					i := index(t, rows, impossible)
+					x := rows[i].ExtraInfo
+					rows[i].Label = reward.TokenTarget(reward.Truth{Remaining: x.RemainingTokens + 7}, "impossible").Label()
+					msg = fmt.Sprintf("label remaining_tokens %d, extra_info %d", x.RemainingTokens+7, x.RemainingTokens)
+					return rows
+				})
+				return msg
+			},
+			want: map[string]int{"label-remaining": 1},
+		},
+		{
 			name: "possible over budget",
 			code: "budget-rule",
 			edit: func(t *testing.T, dir string) string {

@@ -31,6 +31,12 @@ func Write(w io.Writer, run eval.Run) error {
 	if err := eval.WriteText(&text, m); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
+	if s := m.BagenV1; s != nil {
+		text.WriteString("\n")
+		if err := s.WriteText(&text); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
 	page := struct {
 		Run                        eval.Run
 		Text, Spend                string
@@ -110,6 +116,7 @@ func WriteCompare(w io.Writer, runs []eval.Run) error {
 	}
 	type column struct {
 		Run                        eval.Run
+		BagenV1                    string
 		Optimism, Failure, Scatter template.HTML
 	}
 	page := struct {
@@ -117,8 +124,15 @@ func WriteCompare(w io.Writer, runs []eval.Run) error {
 		Columns []column
 	}{Text: text.String()}
 	for _, r := range runs {
-		page.Columns = append(page.Columns, column{Run: r,
-			Optimism: optimismPlot(r.Metrics.Bins), Failure: failurePlot(r.Metrics.Bins), Scatter: scatterPlot(r.Metrics)})
+		col := column{Run: r, Optimism: optimismPlot(r.Metrics.Bins), Failure: failurePlot(r.Metrics.Bins), Scatter: scatterPlot(r.Metrics)}
+		if s := r.Metrics.BagenV1; s != nil {
+			var b bytes.Buffer
+			if err := s.WriteText(&b); err != nil {
+				return fmt.Errorf("report: %w", err)
+			}
+			col.BagenV1 = b.String()
+		}
+		page.Columns = append(page.Columns, col)
 	}
 	var buf bytes.Buffer
 	if err := compareTemplate.Execute(&buf, page); err != nil {
@@ -157,6 +171,9 @@ dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 {{- if .Run.Model}}<dt>model</dt><dd>{{.Run.Model}}</dd>{{end}}
 {{- if .Run.Endpoint}}<dt>endpoint</dt><dd>{{.Run.Endpoint}}</dd>{{end}}
 </dl>
+{{- if .BagenV1}}
+<pre>{{.BagenV1}}</pre>
+{{- end}}
 <figure>{{.Optimism}}<figcaption>Optimistic vs conservative interval misses by rollout progress.</figcaption></figure>
 <figure>{{.Failure}}<figcaption>Failure timing: failed-trajectory probes predicted impossible, by progress.</figcaption></figure>
 <figure>{{.Scatter}}<figcaption>Coverage against median midpoint relative error, per progress bin and overall.</figcaption></figure>

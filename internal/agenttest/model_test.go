@@ -34,7 +34,7 @@ func TestUsageFields(t *testing.T) {
 		usageAt    func(map[string]any) any
 	}{
 		{"/v1/messages", `{"model":"x","messages":[{"role":"user","content":"hi"}],"tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"},"description":{"type":"string"}},"required":["command"]}}]}`,
-			map[string]any{"input_tokens": 200.0, "cache_read_input_tokens": 1000.0, "cache_creation_input_tokens": 100.0, "output_tokens": 40.0, "output_tokens_details": map[string]any{"thinking_tokens": 15.0}, "service_tier": "standard"},
+			map[string]any{"input_tokens": 200.0, "cache_read_input_tokens": 1000.0, "cache_creation_input_tokens": 100.0, "cache_creation": map[string]any{"ephemeral_1h_input_tokens": 0.0, "ephemeral_5m_input_tokens": 100.0}, "output_tokens": 40.0, "output_tokens_details": map[string]any{"thinking_tokens": 15.0}, "service_tier": "standard"},
 			func(r map[string]any) any { return r["usage"] }},
 		{"/v1/chat/completions", `{"model":"x","messages":[],"tools":[{"type":"function","function":{"name":"run_shell_command","parameters":{"type":"object","properties":{"command":{"type":"string"},"is_background":{"type":"boolean"}},"required":["command","is_background"]}}}]}`,
 			map[string]any{"prompt_tokens": 1300.0, "completion_tokens": 40.0, "total_tokens": 1340.0,

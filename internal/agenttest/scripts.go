@@ -30,3 +30,13 @@ var Prompts = map[string]string{
 	"answer":      "What is 2 + 2?",
 	"three-calls": "Make a list of three lines, count them and remove it.",
 }
+
+// Usages is the usage of each answer, in order: what a session that
+// follows the script to its end reports.
+func (s Script) Usages() []Usage {
+	out := make([]Usage, len(s.Answers))
+	for i, a := range s.Answers {
+		out[i] = a.Usage
+	}
+	return out
+}

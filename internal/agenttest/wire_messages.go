@@ -15,6 +15,7 @@ func messagesUsage(u Usage, output int) map[string]any {
 	return map[string]any{
 		"input_tokens":                u.Input - u.Cached - u.CacheWrite,
 		"cache_creation_input_tokens": u.CacheWrite,
+		"cache_creation":              map[string]any{"ephemeral_5m_input_tokens": u.CacheWrite, "ephemeral_1h_input_tokens": 0},
 		"cache_read_input_tokens":     u.Cached,
 		"output_tokens":               output,
 		"output_tokens_details":       map[string]any{"thinking_tokens": u.Reasoning},

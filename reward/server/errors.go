@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"bagen-data/internal/httpd"
 	"bagen-data/reward"
 	"bagen-data/reward/internal/lex"
 )
@@ -12,9 +13,9 @@ import (
 var (
 	// ErrBadRequest is wrapped by errors about a request body that is not
 	// the route's JSON shape.
-	ErrBadRequest = errors.New("bad request")
+	ErrBadRequest = httpd.ErrBadRequest
 	// ErrTooLarge: the body exceeds Config.MaxBody.
-	ErrTooLarge = errors.New("request body too large")
+	ErrTooLarge = httpd.ErrTooLarge
 	// ErrMethod: the route exists but not for this method.
 	ErrMethod = errors.New("method not allowed")
 	// ErrNotFound: no route has this path.
@@ -22,10 +23,10 @@ var (
 	// ErrConfig is wrapped by Config validation errors.
 	ErrConfig = errors.New("invalid server config")
 	// ErrDraining: /healthz while the server drains (503).
-	ErrDraining = errors.New("draining")
+	ErrDraining = httpd.ErrDraining
 	// ErrDrainTimeout is wrapped by Serve's error when connections were
 	// still busy at the end of Config.DrainTimeout and were closed.
-	ErrDrainTimeout = errors.New("drain timeout")
+	ErrDrainTimeout = httpd.ErrDrainTimeout
 )
 
 // FieldError is a request field that cannot be read: Path names the field
@@ -45,10 +46,10 @@ func (e *FieldError) Unwrap() error { return e.Err }
 func status(err error) int {
 	var fe *FieldError
 	var mbe *http.MaxBytesError
-	var pe *protocolError
+	var pe *httpd.ProtocolError
 	switch {
 	case errors.As(err, &pe):
-		return pe.code
+		return pe.Code
 	case errors.Is(err, ErrDraining):
 		return http.StatusServiceUnavailable
 	case errors.As(err, &mbe), errors.Is(err, ErrTooLarge):
@@ -63,12 +64,3 @@ func status(err error) int {
 	}
 	return http.StatusInternalServerError
 }
-
-// protocolError is a request net/http rejected before routing; code is
-// the status net/http chose.
-type protocolError struct {
-	code int
-	text string
-}
-
-func (e *protocolError) Error() string { return e.text }

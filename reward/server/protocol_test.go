@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unicode/utf8"
 )
 
 // roundTrip writes raw on a fresh connection and returns the response
@@ -116,58 +115,6 @@ func TestHandlerSeesTheRest(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestCannedErrorLeavesResponsesAlone(t *testing.T) {
-	h := &handler{cfg: Config{MaxHeaderBytes: 1}}
-	for _, p := range []string{
-		"HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nDate: x\r\n\r\n{\"error\":\"x\"}",
-		"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n",
-		"HTTP/1.1 100 Continue\r\n\r\n",
-		`{"error":"HTTP/1.1 400 Bad Request"}`,
-		"HTTP/1.1 4x0 Bad\r\n",
-		"",
-	} {
-		if pe, ok := h.cannedError([]byte(p)); ok {
-			t.Errorf("cannedError(%q) = %v, want no match", p, pe)
-		}
-	}
-}
-
-// FuzzCannedError: whatever net/http (or anything) writes, cannedError
-// never panics, and a match becomes a whole response with the same status
-// and a JSON error body.
-func FuzzCannedError(f *testing.F) {
-	for _, s := range []string{
-		"HTTP/1.1 400 Bad Request" + errorHeaders + "400 Bad Request",
-		"HTTP/1.1 400 Bad Request: missing required Host header" + errorHeaders + "400 Bad Request: missing required Host header",
-		"HTTP/1.1 431 Request Header Fields Too Large" + errorHeaders + "431 Request Header Fields Too Large",
-		"HTTP/1.1 501 Not Implemented" + errorHeaders + "Unsupported transfer encoding",
-		"HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
-		"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{}",
-	} {
-		f.Add([]byte(s))
-	}
-	h := &handler{cfg: Config{MaxHeaderBytes: DefaultMaxHeaderBytes}}
-	f.Fuzz(func(t *testing.T, p []byte) {
-		pe, ok := h.cannedError(p)
-		if !ok {
-			return
-		}
-		resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(string(appendProtocolResponse(nil, pe)))), nil)
-		if err != nil {
-			t.Fatalf("cannedError(%q): response does not parse: %v", p, err)
-		}
-		var body struct{ Error string }
-		err = json.NewDecoder(resp.Body).Decode(&body)
-		want := pe.Error()
-		if !utf8.ValidString(want) {
-			want = body.Error // appendString replaced the invalid bytes
-		}
-		if err != nil || body.Error == "" || body.Error != want || itoa(resp.StatusCode) != string(p[9:12]) {
-			t.Fatalf("cannedError(%q): %d %q %v, want status %s and the error in JSON", p, resp.StatusCode, body.Error, err, p[9:12])
-		}
-	})
 }
 
 // FuzzRawRequest writes arbitrary bytes to a real server: every response

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/expfmt"
+
+	"bagen-data/internal/httpd"
 )
 
 // route is one endpoint: its path, the method it accepts and how it
@@ -37,7 +38,7 @@ var routes = []route{
 	{name: "slime", path: "/slime", method: http.MethodPost, serve: (*handler).slime},
 	{name: "v1_rewards", path: "/v1/rewards", method: http.MethodPost, serve: (*handler).native},
 	{name: "healthz", path: "/healthz", method: http.MethodGet, serve: (*handler).health},
-	{name: "metrics", path: "/metrics", method: http.MethodGet, contentType: string(expfmt.FmtText), serve: (*handler).metricsPage},
+	{name: "metrics", path: "/metrics", method: http.MethodGet, contentType: httpd.MetricsType, serve: (*handler).metricsPage},
 }
 
 // Pseudo-routes: requests no route answers are counted under these names.
@@ -45,7 +46,7 @@ var (
 	// otherRoute answers paths no route has with 404.
 	otherRoute = route{name: "other"}
 	// protocolRoute counts requests net/http rejected before routing
-	// (malformed request line or header); see conn.Write.
+	// (malformed request line or header); see handler.reject.
 	protocolRoute = route{name: "protocol"}
 )
 
@@ -127,10 +128,7 @@ func (h *handler) serve(ep *endpoint, w http.ResponseWriter, r *http.Request, st
 	return ep.serve(h, st)
 }
 
-var (
-	jsonType   = []string{"application/json"}
-	closeValue = []string{"close"}
-)
+var jsonType = []string{"application/json"}
 
 // smallBody is net/http's buffer before chunking: a response this small,
 // written once, gets its Content-Length from net/http without allocating.
@@ -149,9 +147,7 @@ func (h *handler) write(w http.ResponseWriter, code int, contentType string, bod
 	if len(body) > smallBody {
 		hdr["Content-Length"] = []string{itoa(len(body))}
 	}
-	if h.draining.Load() {
-		hdr["Connection"] = closeValue
-	}
+	httpd.Header(hdr, &h.draining)
 	w.WriteHeader(code)
 	w.Write(body)
 }
@@ -172,39 +168,26 @@ func (h *handler) finish(ctx context.Context, ep *endpoint, method, path, remote
 	}
 }
 
-// health answers /healthz: 200 while serving, 503 once draining, so that
-// load balancers and readiness probes stop sending before the listener
-// closes.
+// reject answers a request net/http rejected before routing (see
+// httpd.Server.Reject): counted under the protocol pseudo-route, in the
+// JSON envelope.
+func (h *handler) reject(e *httpd.ProtocolError, remote string) []byte {
+	h.finish(context.Background(), h.protocol, "", "", remote, e.Code, 0, time.Now())
+	return appendError(nil, e)
+}
+
+// health answers /healthz: 200 while serving, 503 once draining
+// (httpd.Health).
 func (h *handler) health(st *state) (int, error) {
-	if h.draining.Load() {
-		return 0, ErrDraining
-	}
-	st.out = append(st.out[:0], `{"status":"ok"}`...)
-	return 0, nil
+	var err error
+	st.out, err = httpd.Health(st.out[:0], &h.draining)
+	return 0, err
 }
 
 // metricsPage answers /metrics with the registry in Prometheus' text
 // exposition format.
 func (h *handler) metricsPage(st *state) (int, error) {
-	mfs, err := h.cfg.Registry.Gather()
-	if err != nil {
-		return 0, fmt.Errorf("gather metrics: %w", err)
-	}
-	out := appender{st.out[:0]}
-	enc := expfmt.NewEncoder(&out, expfmt.FmtText)
-	for _, mf := range mfs {
-		if err := enc.Encode(mf); err != nil {
-			return 0, fmt.Errorf("encode metrics: %w", err)
-		}
-	}
-	st.out = out.b
-	return 0, nil
-}
-
-// appender is an io.Writer appending to a byte slice.
-type appender struct{ b []byte }
-
-func (a *appender) Write(p []byte) (int, error) {
-	a.b = append(a.b, p...)
-	return len(p), nil
+	var err error
+	st.out, err = httpd.AppendMetrics(st.out[:0], h.cfg.Registry)
+	return 0, err
 }

@@ -7,8 +7,8 @@
 // reward and encodes. Bad input gets a 4xx with {"error": "…"} naming the
 // field and index; it never takes the server down. Memory grows with the
 // bytes a client has sent, never with what it declares (see
-// state.readBody). When its context is cancelled, Serve drains without
-// dropping a request it has read (see drain.go).
+// httpd.ReadBody). When its context is cancelled, Serve drains without
+// dropping a request it has read (httpd.Server).
 package server
 
 import (
@@ -22,6 +22,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"bagen-data/internal/httpd"
 	"bagen-data/reward"
 )
 
@@ -64,13 +65,13 @@ type Config struct {
 // Defaults for zero Config fields, and the command's drain grace.
 const (
 	DefaultMaxBody           = 64 << 20
-	DefaultMaxHeaderBytes    = 64 << 10
-	DefaultReadHeaderTimeout = 10 * time.Second
-	DefaultTimeout           = 2 * time.Minute
-	DefaultDrainTimeout      = 25 * time.Second
+	DefaultMaxHeaderBytes    = httpd.DefaultMaxHeaderBytes
+	DefaultReadHeaderTimeout = httpd.DefaultReadHeaderTimeout
+	DefaultTimeout           = httpd.DefaultTimeout
+	DefaultDrainTimeout      = httpd.DefaultDrainTimeout
 	// DefaultDrainGrace is `reward serve`'s --drain-grace: long enough for
 	// a load balancer polling /healthz every second or two to notice.
-	DefaultDrainGrace = 5 * time.Second
+	DefaultDrainGrace = httpd.DefaultDrainGrace
 )
 
 // Validate reports every bad field of c, as New and Serve would.
@@ -145,7 +146,7 @@ func New(cfg Config) (http.Handler, error) {
 	return newHandler(cfg, routes)
 }
 
-// Serve serves on ln until ctx is cancelled, then drains (see drain) and
+// Serve serves on ln until ctx is cancelled, then drains (httpd.Server) and
 // returns nil once every connection has closed, or an error wrapping
 // ErrDrainTimeout if some were still busy after DrainTimeout. Request
 // contexts are not derived from ctx, so cancelling it does not abort
@@ -159,29 +160,17 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	tl := newListener(ln, h)
-	srv := &http.Server{
+	hs := &httpd.Server{
 		Handler:           h,
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
-		ConnState:         tl.track,
-		// OPTIONS * reaches the handler (and gets a JSON 404) instead of
-		// net/http's empty 200.
-		DisableGeneralOptionsHandler: true,
+		DrainGrace:        cfg.DrainGrace,
+		DrainTimeout:      cfg.DrainTimeout,
+		Draining:          &h.draining,
+		Reject:            h.reject,
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(tl) }()
-	select {
-	case err := <-errc:
-		srv.Close()
-		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
-	case <-ctx.Done():
-	}
-	if err := drain(srv, tl, h, errc, cfg); err != nil {
-		return fmt.Errorf("drain %s: %w", ln.Addr(), err)
-	}
-	return nil
+	return hs.Serve(ctx, ln)
 }

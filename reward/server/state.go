@@ -2,16 +2,12 @@ package server
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 	"unsafe"
 
+	"bagen-data/internal/httpd"
 	"bagen-data/reward"
 	"bagen-data/reward/internal/lex"
 )
@@ -68,40 +64,13 @@ func putState(st *state) {
 	statePool.Put(st)
 }
 
-// minBodyBuf is the body buffer's first capacity.
-const minBodyBuf = 4 << 10
-
-// readBody reads the request body into st.body, at most limit bytes. The
-// buffer grows with the bytes that have arrived, doubling when full, and
-// never to a declared Content-Length: a client that declares 64 MiB and
-// sends ten bytes costs the pooled buffer, not 64 MiB. A body of n bytes
-// ends in a buffer of at most 2n + 4 KiB (3n while the last doubling
-// copies).
+// readBody reads the request body into st.body, at most limit bytes
+// (httpd.ReadBody: the buffer grows with the bytes that arrive, never to
+// a declared Content-Length).
 func (st *state) readBody(w http.ResponseWriter, r *http.Request, limit int64) error {
-	if r.ContentLength > limit {
-		return fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, r.ContentLength, limit)
-	}
-	body := http.MaxBytesReader(w, r.Body, limit)
-	buf := st.body[:0]
-	for {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, max(len(buf), minBodyBuf))
-		}
-		n, err := body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			st.body = buf
-			return nil
-		}
-		if err != nil {
-			st.body = buf
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return fmt.Errorf("%w: limit %d bytes", ErrTooLarge, limit)
-			}
-			return fmt.Errorf("%w: reading body: %w", ErrBadRequest, err)
-		}
-	}
+	var err error
+	st.body, err = httpd.ReadBody(w, r, st.body, limit)
+	return err
 }
 
 // judge scores one response against its target with the server's rule.
@@ -121,52 +90,7 @@ func view(b []byte) string {
 }
 
 // appendError appends {"error":"…"}.
-func appendError(b []byte, err error) []byte {
-	b = append(b, `{"error":`...)
-	b = appendString(b, err.Error())
-	return append(b, '}')
-}
-
-// appendString appends s as a JSON string, replacing invalid UTF-8.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, `\n`...)
-			case '\t':
-				b = append(b, `\t`...)
-			default:
-				b = append(b, `\u00`...)
-				b = append(b, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+func appendError(b []byte, err error) []byte { return httpd.AppendError(b, err.Error()) }
 
 func itoa(n int) string { return strconv.Itoa(n) }
 

@@ -1,9 +1,12 @@
 // Command repro runs the paper's SFT/RL sweep rows (appendix "Additional
 // Data for RL") with the local GRPO harness on the Sokoban fixtures with
-// pct30 targets — Zero RL, SFT, SFT → GRPO with KL 0.05 and 0.1 — and
-// prints them in the appendix's table layout.
+// pct30 targets — Zero RL, SFT, SFT → GRPO with KL 0.05 and 0.1 — once per
+// seed, and prints each metric's mean over the seeds with its 95% Student-t
+// interval beside the paper's value, then each RL row's change from SFT
+// paired by seed beside the paper's change.
 //
-//	go run ./tools/repro [-model tiny|MODEL] [-out out/repro] [-sft-epochs 5] [-epochs 5]
+//	go run ./tools/repro [-model tiny|MODEL] [-out out/repro] [-seeds 5] [-seed 1]
+//	                     [-sft-epochs 5] [-epochs 5] [-drop-uniform-groups]
 //
 // With -model qwen2.5:7b-instruct (served by the Ollama at $OLLAMA_HOST)
 // this is the reproduction; with the default -model tiny it starts the
@@ -21,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"bagen-data/dataset"
 	"bagen-data/eval"
@@ -34,22 +38,41 @@ import (
 	"github.com/ollama/ollama/api"
 )
 
-// row is one line of the sweep: a training run, or an evaluation of one.
+// row is one configuration of the sweep, trained once per seed.
 type row struct {
-	name string
-	dir  string // run directory under -out
-	cfg  grpo.Config
+	name  string
+	dir   string // run directory under -out/seed-N
+	cfg   grpo.Config
+	paper *paperRow
+}
+
+// options are the command's flags.
+type options struct {
+	model, out        string
+	sftEpochs, epochs int
+	seeds             []uint64
+	drop              bool
 }
 
 func main() {
-	model := flag.String("model", "tiny", `Ollama model, or "tiny" for the test model on a private server`)
-	out := flag.String("out", "out/repro", "output directory")
-	sftEpochs := flag.Int("sft-epochs", 5, "SFT epochs (the paper's e5)")
-	epochs := flag.Int("epochs", 5, "GRPO epochs")
-	seed := flag.Uint64("seed", 1, "training seed")
+	var o options
+	flag.StringVar(&o.model, "model", "tiny", `Ollama model, or "tiny" for the test model on a private server`)
+	flag.StringVar(&o.out, "out", "out/repro", "output directory")
+	flag.IntVar(&o.sftEpochs, "sft-epochs", 5, "SFT epochs (the paper's e5)")
+	flag.IntVar(&o.epochs, "epochs", 5, "GRPO epochs")
+	first := flag.Uint64("seed", 1, "first training seed")
+	n := flag.Int("seeds", 5, "number of seeds: seed, seed+1, …")
+	flag.BoolVar(&o.drop, "drop-uniform-groups", false, "leave groups whose rewards are all equal out of the loss (default: verl's GRPO keeps them)")
 	flag.Parse()
+	if *n < 2 || o.sftEpochs < 1 || o.epochs < 1 {
+		fmt.Fprintln(os.Stderr, "repro: -seeds must be at least 2 (an interval needs two), -sft-epochs and -epochs at least 1")
+		os.Exit(2)
+	}
+	for i := range *n {
+		o.seeds = append(o.seeds, *first+uint64(i))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, *model, *out, *sftEpochs, *epochs, *seed)
+	err := run(ctx, o)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "repro: %v\n", err)
@@ -57,9 +80,11 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, model, out string, sftEpochs, epochs int, seed uint64) error {
+func run(ctx context.Context, o options) error {
+	start := time.Now()
+	model := o.model
 	if model == "tiny" {
-		srv, err := tinyServer(out)
+		srv, err := tinyServer(o.out)
 		if err != nil {
 			return err
 		}
@@ -67,7 +92,7 @@ func run(ctx context.Context, model, out string, sftEpochs, epochs int, seed uin
 		model = srv.Model
 		os.Setenv("OLLAMA_HOST", strings.TrimPrefix(srv.Host, "http://"))
 	}
-	data := filepath.Join(out, "data")
+	data := filepath.Join(o.out, "data")
 	if err := buildData(ctx, data); err != nil {
 		return err
 	}
@@ -75,48 +100,75 @@ func run(ctx context.Context, model, out string, sftEpochs, epochs int, seed uin
 	if err != nil {
 		return err
 	}
-	base := grpo.Config{SFTEpochs: sftEpochs, Epochs: epochs, Seed: seed}
-	with := func(init string, kl float64) grpo.Config {
-		c := base
-		c.Init, c.KL = init, grpo.Float(kl)
-		return c
+	sft := fmt.Sprintf("SFT pct30 e%d", o.sftEpochs)
+	rows := sweep(o, sft)
+	configs := []config{{name: rows[0].name, paper: rows[0].paper}, {name: sft, paper: paperSFT}}
+	for _, r := range rows[1:] {
+		configs = append(configs, config{name: r.name, paper: r.paper})
 	}
-	sft := fmt.Sprintf("SFT pct30 e%d", sftEpochs)
-	rows := []row{
-		{"Zero RL", "zero-rl", with(grpo.InitRandom, 0.05)},
-		{sft + " → RL KL 0.05", "sft-rl-kl0.05", with(grpo.InitSFT, 0.05)},
-		{sft + " → RL KL 0.1", "sft-rl-kl0.1", with(grpo.InitSFT, 0.1)},
-	}
-	runs := make([]eval.Run, 0, len(rows)+1)
-	for _, r := range rows {
-		dir := filepath.Join(out, r.dir)
-		if err := os.RemoveAll(dir); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "+ grpo train %s (%s)\n", r.name, dir)
-		if _, _, err := grpo.TrainDir(ctx, enc, data, r.cfg, grpo.Options{Out: dir, Name: r.name, Progress: os.Stderr}); err != nil {
-			return fmt.Errorf("%s: %w", r.name, err)
-		}
-		run, err := eval.ReadRun(filepath.Join(dir, grpo.EvalFile))
+	for _, seed := range o.seeds {
+		ms, err := runSeed(ctx, enc, o, data, rows, seed)
 		if err != nil {
 			return err
 		}
-		runs = append(runs, run)
+		for i := range configs {
+			configs[i].runs = append(configs[i].runs, ms[i])
+		}
 	}
-	// The SFT row is the KL 0.05 run's last SFT checkpoint.
-	ckpt := filepath.Join(out, rows[1].dir, grpo.CheckpointDir, fmt.Sprintf("sft-%02d", sftEpochs))
+	objective := "verl's GRPO (uniform groups kept with advantage 0)"
+	if o.drop {
+		objective = "uniform groups dropped (-drop-uniform-groups)"
+	}
+	fmt.Printf("\nSokoban budget probes, %s, local GRPO head, %s; %d SFT and %d GRPO epochs; %s.\n",
+		model, objective, o.sftEpochs, o.epochs, time.Since(start).Round(time.Second))
+	fmt.Println("Paper: the appendix's SFT/RL sweep table (Qwen2.5-7B-Instruct, full fine-tuning).")
+	return writeSummary(os.Stdout, configs, 1, o.seeds)
+}
+
+// sweep is the appendix's rows: Zero RL and SFT → GRPO with KL 0.05 and
+// 0.1 (the SFT row is the KL 0.05 run's last SFT checkpoint).
+func sweep(o options, sft string) []row {
+	with := func(init string, kl float64) grpo.Config {
+		return grpo.Config{Init: init, KL: grpo.Float(kl), SFTEpochs: grpo.Int(o.sftEpochs), Epochs: grpo.Int(o.epochs), DropUniformGroups: o.drop}
+	}
+	return []row{
+		{"Zero RL", "zero-rl", with(grpo.InitRandom, 0.05), paperZeroRL},
+		{sft + " → RL KL 0.05", "sft-rl-kl0.05", with(grpo.InitSFT, 0.05), paperRL005},
+		{sft + " → RL KL 0.1", "sft-rl-kl0.1", with(grpo.InitSFT, 0.1), nil},
+	}
+}
+
+// runSeed trains every row with seed and returns the eval metrics in the
+// order Zero RL, SFT, then the RL rows.
+func runSeed(ctx context.Context, enc *grpo.Encoder, o options, data string, rows []row, seed uint64) ([]eval.Metrics, error) {
+	var out []eval.Metrics
+	for _, r := range rows {
+		dir := filepath.Join(o.out, fmt.Sprintf("seed-%d", seed), r.dir)
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "+ grpo train %s, seed %d (%s)\n", r.name, seed, dir)
+		cfg := r.cfg
+		cfg.Seed = seed
+		if _, _, err := grpo.TrainDir(ctx, enc, data, cfg, grpo.Options{Out: dir, Name: r.name}); err != nil {
+			return nil, fmt.Errorf("%s, seed %d: %w", r.name, seed, err)
+		}
+		run, err := eval.ReadRun(filepath.Join(dir, grpo.EvalFile))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, run.Metrics)
+	}
+	ckpt := filepath.Join(o.out, fmt.Sprintf("seed-%d", seed), rows[1].dir, grpo.CheckpointDir, fmt.Sprintf("sft-%02d", o.sftEpochs))
 	st, err := grpo.LoadState(ckpt)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	evalPath := filepath.Join(data, dataset.EvalFile)
-	m, _, err := grpo.EvaluateFile(ctx, enc, st, evalPath)
+	m, _, err := grpo.EvaluateFile(ctx, enc, st, filepath.Join(data, dataset.EvalFile))
 	if err != nil {
-		return fmt.Errorf("%s: %w", sft, err)
+		return nil, fmt.Errorf("SFT, seed %d: %w", seed, err)
 	}
-	runs = slices.Insert(runs, 1, eval.Run{Name: sft, Data: evalPath, Model: model, Metrics: m})
-	fmt.Printf("\nSokoban budget probes, %s, local GRPO head (appendix sweep layout):\n\n", model)
-	return eval.WriteCompare(os.Stdout, runs)
+	return slices.Insert(out, 1, m), nil
 }
 
 // buildData builds the Sokoban fixtures' probes with pct30 targets and

@@ -1,4 +1,4 @@
-package server
+package httpd
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 //  1. /healthz answers 503 and every response carries Connection: close,
 //     so each client opens its next request on a fresh connection,
 //     which a load balancer that saw the 503 sends elsewhere.
-//  2. For Config.DrainGrace the server keeps accepting and serving as
+//  2. For Server.DrainGrace the server keeps accepting and serving as
 //     before: a client that connects or writes on a keep-alive
 //     connection during the grace is answered.
 //  3. The listener closes once the kernel's accept queue is empty, then
@@ -24,7 +24,7 @@ import (
 //     a request since its last response. A connection that has never
 //     carried a request is left to ReadHeaderTimeout: its client opened
 //     it to send one.
-//  4. At Config.DrainTimeout whatever is still open is closed and Serve
+//  4. At Server.DrainTimeout whatever is still open is closed and Serve
 //     reports ErrDrainTimeout.
 //
 // http.Server.Shutdown is not used: it closes idle keep-alive
@@ -47,13 +47,13 @@ const (
 	settle = 50 * time.Millisecond
 )
 
-// drain stops srv, which serves tl through h, after its context was
-// cancelled; errc receives srv.Serve's result.
-func drain(srv *http.Server, tl *listener, h *handler, errc <-chan error, cfg Config) error {
-	deadline := time.Now().Add(cfg.DrainTimeout)
-	h.draining.Store(true)
+// drain stops srv, which serves tl, after its context was cancelled;
+// errc receives srv.Serve's result.
+func (s *Server) drain(srv *http.Server, tl *listener, errc <-chan error) error {
+	deadline := time.Now().Add(s.drainTimeout())
+	s.Draining.Store(true)
 	var serveErr error
-	grace := time.NewTimer(cfg.DrainGrace)
+	grace := time.NewTimer(s.DrainGrace)
 	select {
 	case <-grace.C:
 		closeListener(tl.Listener, deadline)
@@ -69,7 +69,7 @@ func drain(srv *http.Server, tl *listener, h *handler, errc <-chan error, cfg Co
 	for open := tl.closeIdle(settle); open > 0; open = tl.closeIdle(settle) {
 		if time.Now().After(deadline) {
 			srv.Close()
-			return fmt.Errorf("%w: closed %d connections still busy after %v", ErrDrainTimeout, open, cfg.DrainTimeout)
+			return fmt.Errorf("%w: closed %d connections still busy after %v", ErrDrainTimeout, open, s.drainTimeout())
 		}
 		<-tick.C
 	}

@@ -1,8 +1,7 @@
-package server
+package httpd
 
 import (
 	"bytes"
-	"context"
 	"net"
 	"net/http"
 	"strconv"
@@ -16,13 +15,13 @@ import (
 // concurrent use.
 type listener struct {
 	net.Listener
-	h     *handler
+	s     *Server
 	mu    sync.Mutex
 	conns map[*conn]struct{}
 }
 
-func newListener(ln net.Listener, h *handler) *listener {
-	return &listener{Listener: ln, h: h, conns: map[*conn]struct{}{}}
+func newListener(ln net.Listener, s *Server) *listener {
+	return &listener{Listener: ln, s: s, conns: map[*conn]struct{}{}}
 }
 
 // Accept implements net.Listener.
@@ -31,7 +30,7 @@ func (l *listener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{Conn: c, h: l.h}, nil
+	return &conn{Conn: c, s: l.s}, nil
 }
 
 // track is the http.Server's ConnState hook.
@@ -92,7 +91,7 @@ const (
 // requests it cannot parse into the JSON envelope.
 type conn struct {
 	net.Conn
-	h         *handler
+	s         *Server
 	phase     atomic.Int32
 	idleSince atomic.Int64 // unix ns
 }
@@ -107,16 +106,13 @@ func (c *conn) Read(p []byte) (int, error) {
 }
 
 // Write implements net.Conn. A response net/http wrote itself is
-// replaced by the same status with a JSON body.
+// replaced by the same status with the body Server.Reject gives.
 func (c *conn) Write(p []byte) (int, error) {
-	pe, ok := c.h.cannedError(p)
+	pe, ok := Canned(p, c.s.MaxHeaderBytes)
 	if !ok {
 		return c.Conn.Write(p)
 	}
-	start := time.Now()
-	_, err := c.Conn.Write(appendProtocolResponse(nil, pe))
-	c.h.finish(context.Background(), c.h.protocol, "", "", c.RemoteAddr().String(), pe.code, 0, start)
-	if err != nil {
+	if _, err := c.Conn.Write(AppendResponse(nil, pe.Code, c.s.reject(pe, c.RemoteAddr().String()))); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -136,11 +132,13 @@ func (c *conn) CloseWrite() error {
 // handler runs.
 const errorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
 
-// cannedError recognises a response net/http wrote itself: the
-// plain-text answers to a malformed request (400, 431, 501, 505) and the
-// 417 for an Expect other than 100-continue. The handler never writes
-// text/plain with these headers nor a 417, so nothing else matches.
-func (h *handler) cannedError(p []byte) (*protocolError, bool) {
+// Canned recognises a response net/http wrote itself: the plain-text
+// answers to a malformed request (400, 431, 501, 505) and the 417 for an
+// Expect other than 100-continue, and returns the error to answer it
+// with instead; maxHeader is the server's header limit, for the 431's
+// text. A handler that never writes text/plain with these headers nor a
+// 417 is never matched.
+func Canned(p []byte, maxHeader int) (*ProtocolError, bool) {
 	// The canned answers are HTTP/1.1; the 417 takes the request's
 	// version.
 	rest, ok := bytes.CutPrefix(p, []byte("HTTP/1.1 "))
@@ -159,7 +157,7 @@ func (h *handler) cannedError(p []byte) (*protocolError, bool) {
 	}
 	switch code {
 	case http.StatusExpectationFailed:
-		return &protocolError{code, `expectation failed: only "Expect: 100-continue" is supported`}, true
+		return &ProtocolError{code, `expectation failed: only "Expect: 100-continue" is supported`}, true
 	case http.StatusBadRequest, http.StatusRequestHeaderFieldsTooLarge, http.StatusNotImplemented, http.StatusHTTPVersionNotSupported:
 	default:
 		return nil, false
@@ -171,26 +169,24 @@ func (h *handler) cannedError(p []byte) (*protocolError, bool) {
 	_, detail, _ := bytes.Cut(rest[4:i], []byte(": "))
 	switch {
 	case code == http.StatusRequestHeaderFieldsTooLarge:
-		return &protocolError{code, "request header too large: limit " + strconv.Itoa(h.cfg.MaxHeaderBytes) + " bytes"}, true
+		return &ProtocolError{code, "request header too large: limit " + strconv.Itoa(maxHeader) + " bytes"}, true
 	case code == http.StatusNotImplemented:
-		return &protocolError{code, "not implemented: unsupported transfer encoding"}, true
+		return &ProtocolError{code, "not implemented: unsupported transfer encoding"}, true
 	case code == http.StatusBadRequest && len(detail) == 0:
-		return &protocolError{code, ErrBadRequest.Error() + ": malformed request line or header"}, true
+		return &ProtocolError{code, ErrBadRequest.Error() + ": malformed request line or header"}, true
 	case code == http.StatusBadRequest:
-		return &protocolError{code, ErrBadRequest.Error() + ": " + string(detail)}, true
+		return &ProtocolError{code, ErrBadRequest.Error() + ": " + string(detail)}, true
 	}
-	return &protocolError{code, "HTTP version not supported: " + string(detail)}, true
+	return &ProtocolError{code, "HTTP version not supported: " + string(detail)}, true
 }
 
-// appendProtocolResponse appends a whole HTTP/1.1 response carrying e in
-// the JSON envelope; the connection closes after it, as net/http's
-// answer did.
-func appendProtocolResponse(b []byte, e *protocolError) []byte {
-	body := appendError(nil, e)
+// AppendResponse appends a whole HTTP/1.1 response with status code and
+// a JSON body; the connection closes after it, as net/http's answer did.
+func AppendResponse(b []byte, code int, body []byte) []byte {
 	b = append(b, "HTTP/1.1 "...)
-	b = strconv.AppendInt(b, int64(e.code), 10)
+	b = strconv.AppendInt(b, int64(code), 10)
 	b = append(b, ' ')
-	b = append(b, http.StatusText(e.code)...)
+	b = append(b, http.StatusText(code)...)
 	b = append(b, "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: "...)
 	b = strconv.AppendInt(b, int64(len(body)), 10)
 	b = append(b, "\r\n\r\n"...)

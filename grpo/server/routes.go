@@ -1,0 +1,226 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"bagen-data/grpo"
+	"bagen-data/internal/httpd"
+)
+
+// route is one endpoint: its path, the one method it accepts (a GET route
+// also answers HEAD) and how it answers.
+type route struct {
+	name   string // labels the route's metrics
+	path   string
+	method string
+	// serve answers r. On success it has written the response and returns
+	// its status; on error it has written nothing and the handler answers
+	// with the error.
+	serve func(h *handler, w http.ResponseWriter, r *http.Request) (int, error)
+}
+
+// routes is the one list of the server's endpoints: the mux, the metrics
+// and the access log all derive from it.
+var routes = []route{
+	{name: "chat_completions", path: "/v1/chat/completions", method: http.MethodPost, serve: (*handler).chat},
+	{name: "models", path: "/v1/models", method: http.MethodGet, serve: (*handler).models},
+	{name: "healthz", path: "/healthz", method: http.MethodGet, serve: (*handler).health},
+	{name: "metrics", path: "/metrics", method: http.MethodGet, serve: (*handler).metricsPage},
+}
+
+// Pseudo-routes: requests no route answers are counted under these names.
+var (
+	otherRoute    = route{name: "other"}    // paths no route has: 404
+	protocolRoute = route{name: "protocol"} // requests net/http rejected before routing
+)
+
+// handler routes requests, records metrics and maps errors to statuses.
+// Safe for concurrent use.
+type handler struct {
+	cfg      Config
+	metrics  *metrics
+	byPath   map[string]*endpoint
+	other    *endpoint
+	protocol *endpoint
+	draining atomic.Bool
+	ids      atomic.Uint64 // completion ids
+	idBase   string
+}
+
+func newHandler(cfg Config) (*handler, error) {
+	m, err := newMetrics(cfg.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("%w: register metrics: %w", ErrConfig, err)
+	}
+	h := &handler{cfg: cfg, metrics: m, byPath: make(map[string]*endpoint, len(routes)),
+		other: m.bind(otherRoute), protocol: m.bind(protocolRoute),
+		idBase: "chatcmpl-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"}
+	for _, rt := range routes {
+		h.byPath[rt.path] = m.bind(rt)
+	}
+	return h, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	ep := h.byPath[r.URL.Path]
+	if ep == nil {
+		ep = h.other
+	}
+	httpd.Header(w.Header(), &h.draining)
+	code, err := h.serve(ep, w, r)
+	if err != nil {
+		e := classify(err)
+		code = e.status
+		if code == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", ep.method)
+		}
+		writeJSON(w, code, e.appendJSON(nil))
+	}
+	h.finish(r.Context(), ep, r.Method, r.URL.Path, r.RemoteAddr, code, start)
+}
+
+// serve checks the method and calls the route.
+func (h *handler) serve(ep *endpoint, w http.ResponseWriter, r *http.Request) (int, error) {
+	switch {
+	case ep.serve == nil:
+		return 0, fmt.Errorf("%w: no route %s", ErrNotFound, r.URL.Path)
+	case r.Method != ep.method && !(ep.method == http.MethodGet && r.Method == http.MethodHead):
+		return 0, fmt.Errorf("%w: %s %s, want %s", ErrMethod, r.Method, r.URL.Path, ep.method)
+	}
+	return ep.serve(h, w, r)
+}
+
+func writeJSON(w http.ResponseWriter, code int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(code)
+	w.Write(body)
+}
+
+// finish records metrics and the access log for one request.
+func (h *handler) finish(ctx context.Context, ep *endpoint, method, path, remote string, code int, start time.Time) {
+	took := time.Since(start)
+	ep.requests.WithLabelValues(strconv.Itoa(code)).Inc()
+	ep.latency.Observe(took.Seconds())
+	if h.cfg.Log != nil {
+		h.cfg.Log.LogAttrs(ctx, slog.LevelInfo, "request",
+			slog.String("method", method), slog.String("path", path), slog.Int("status", code),
+			slog.Duration("duration", took), slog.String("remote", remote))
+	}
+}
+
+// reject answers a request net/http rejected before routing (see
+// httpd.Server.Reject): counted under the protocol pseudo-route, in the
+// OpenAI error shape.
+func (h *handler) reject(e *httpd.ProtocolError, remote string) []byte {
+	h.finish(context.Background(), h.protocol, "", "", remote, e.Code, time.Now())
+	return classify(e).appendJSON(nil)
+}
+
+// chat answers POST /v1/chat/completions: decode, answer, encode.
+func (h *handler) chat(w http.ResponseWriter, r *http.Request) (int, error) {
+	body, err := httpd.ReadBody(w, r, nil, h.cfg.MaxBody)
+	if err != nil {
+		return 0, err
+	}
+	req, err := decodeChat(body)
+	if err != nil {
+		return 0, err
+	}
+	if req.Model != h.cfg.Name {
+		return 0, fmt.Errorf("%w: %q; this server answers as %q", ErrUnknownModel, req.Model, h.cfg.Name)
+	}
+	est, err := h.cfg.Estimator.Answer(r.Context(), grpo.Query{Messages: req.Messages, Temperature: req.Temperature, Seed: req.Seed})
+	if err != nil {
+		return 0, err
+	}
+	h.metrics.observe(est)
+	id, created := h.idBase+strconv.FormatUint(h.ids.Add(1), 10), time.Now().Unix()
+	u := &usage{PromptTokens: est.PromptTokens, CompletionTokens: est.CompletionTokens, TotalTokens: est.PromptTokens + est.CompletionTokens}
+	if req.Stream {
+		return h.stream(w, id, created, est.Answer, u, req.IncludeUsage), nil
+	}
+	answer := est.Answer
+	writeJSON(w, http.StatusOK, marshal(completion{ID: id, Object: "chat.completion", Created: created, Model: h.cfg.Name,
+		Choices: []choice{{Message: &message{Role: "assistant", Content: &answer}, FinishReason: &stop}}, Usage: u}))
+	return http.StatusOK, nil
+}
+
+// stream writes the answer as server-sent events: the role, the answer,
+// the finish reason, the usage when asked for, then [DONE].
+func (h *handler) stream(w http.ResponseWriter, id string, created int64, answer string, u *usage, withUsage bool) int {
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	empty := ""
+	chunk := func(c choice, u *usage) {
+		cs := []choice{c}
+		if c.Delta == nil {
+			cs = []choice{}
+		}
+		w.Write([]byte("data: "))
+		w.Write(marshal(completion{ID: id, Object: "chat.completion.chunk", Created: created, Model: h.cfg.Name, Choices: cs, Usage: u}))
+		w.Write([]byte("\n\n"))
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	chunk(choice{Delta: &message{Role: "assistant", Content: &empty}}, nil)
+	chunk(choice{Delta: &message{Content: &answer}}, nil)
+	chunk(choice{Delta: &message{}, FinishReason: &stop}, nil)
+	if withUsage {
+		chunk(choice{}, u)
+	}
+	w.Write([]byte("data: [DONE]\n\n"))
+	return http.StatusOK
+}
+
+// models answers GET /v1/models with the one model served.
+func (h *handler) models(w http.ResponseWriter, r *http.Request) (int, error) {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	var created int64
+	if !h.cfg.Created.IsZero() {
+		created = h.cfg.Created.Unix()
+	}
+	writeJSON(w, http.StatusOK, marshal(struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{"list", []model{{ID: h.cfg.Name, Object: "model", Created: created, OwnedBy: "bagen-data"}}}))
+	return http.StatusOK, nil
+}
+
+// health answers /healthz: 200 while serving, 503 once draining.
+func (h *handler) health(w http.ResponseWriter, r *http.Request) (int, error) {
+	b, err := httpd.Health(nil, &h.draining)
+	if err != nil {
+		return 0, err
+	}
+	writeJSON(w, http.StatusOK, b)
+	return http.StatusOK, nil
+}
+
+// metricsPage answers /metrics in Prometheus' text exposition format.
+func (h *handler) metricsPage(w http.ResponseWriter, r *http.Request) (int, error) {
+	b, err := httpd.AppendMetrics(nil, h.cfg.Registry)
+	if err != nil {
+		return 0, err
+	}
+	w.Header().Set("Content-Type", httpd.MetricsType)
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
+	return http.StatusOK, nil
+}

@@ -1,0 +1,82 @@
+package probes
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"bagen-data/rollout"
+)
+
+// TestAccountingOnAgentLogs reads the agent-log fixtures of package
+// rollout, and minimal edits of them (rollout/testdata/edits), through the
+// readers and the replay accounting. The wanted inputs are what each log's
+// own numbers give: in_k = input_k − input_{k−1} − (output_{k−1} − its
+// recorded reasoning); the counter (one token per word) is used only where
+// the numbers leave a turn without its count, and the basis of every turn
+// says which.
+func TestAccountingOnAgentLogs(t *testing.T) {
+	L, E, N, G, C := BasisLog, BasisEstimated, BasisNoUsage, BasisAfterGap, BasisHistoryCut
+	tests := []struct {
+		name, dir string
+		turns     []TurnTokens
+		bases     []Basis
+		total     int64
+	}{
+		// Reasoning recorded: 1050 − 700 − (300 − 256).
+		{"mini-swe-agent 2.x", "mini2/sympy__sympy-20590", []TurnTokens{{700, 300}, {306, 90}}, []Basis{L, L}, 1396},
+		// The same run without the first call's reasoning count: the
+		// request grew by 350 ≥ 300, so the numbers say the whole output
+		// was replayed: 1050 − 700 − 300.
+		{"reasoning not recorded, numbers consistent", "edits/mini-unrecorded", []TurnTokens{{700, 300}, {50, 90}}, []Basis{L, L}, 1140},
+		// ... and a second request of 900: it grew by 200 < 300 although
+		// no reasoning is recorded, so hidden reasoning is proven and the
+		// visible output estimated as the replayed text's 11 words.
+		{"hidden reasoning proven by the numbers", "edits/mini-hidden", []TurnTokens{{700, 300}, {189, 90}}, []Basis{L, E}, 1279},
+		// ... with reasoning_tokens 0 recorded: 200 < 300 can only be a cut
+		// history; the turn falls back to its user message (9 words).
+		{"a recorded 0 is a 0", "edits/mini-zero", []TurnTokens{{700, 300}, {9, 90}}, []Basis{L, C}, 1099},
+		// 3790 − 3500 − 250; then 100 < 3790 + 180: the user message's 5.
+		{"ATIF", "harbor/job-1/django__django-11099__x7Kp2Qa", []TurnTokens{{3500, 250}, {40, 300}, {5, 60}}, []Basis{L, L, C}, 4155},
+		// 480 − 420 − (35 − 12).
+		{"Inspect", "inspect/ctf_2025-07-05.json", []TurnTokens{{420, 35}, {37, 20}}, []Basis{L, L}, 512},
+		// The first call retried once with the same message id (50 output
+		// tokens) and the second once under an id no message has (7): both
+		// paid, both in the outputs; the deltas are the kept calls'.
+		{"Inspect with retried calls", "edits/inspect-retry", []TurnTokens{{420, 85}, {37, 27}}, []Basis{L, L}, 569},
+		// The first model event without usage: that turn counts its
+		// system and user messages (7 + 5 words) and its text (12); the
+		// next has no delta and counts its user message (1); the second
+		// call's recorded output stays.
+		{"Inspect with a turn without usage", "edits/inspect-no-usage", []TurnTokens{{12, 12}, {1, 20}}, []Basis{N, G}, 45},
+		// 5300 − 5000 − (1200 − 960), 5420 − 5300 − 80.
+		{"OpenHands", "openhands/trajectory.json", []TurnTokens{{5000, 1200}, {60, 80}, {40, 45}}, []Basis{L, L, L}, 6425},
+		// The middle call's usage removed: it and the turn after it fall
+		// back to their messages (0 and 12 words, 9 for the text); the
+		// first turn keeps 5000 and the last its output.
+		{"OpenHands with a turn without usage", "edits/openhands-no-usage", []TurnTokens{{5000, 1200}, {0, 9}, {12, 45}}, []Basis{L, N, G}, 6266},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srcs, err := (&rollout.Options{}).Expand([]string{"../rollout/testdata/" + tt.dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, err := ReadReplays(context.Background(), srcs, ReplayOptions{Counter: words{}, System: "task system prompt"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rs[0]
+			if diff := cmp.Diff(tt.turns, r.Acc.Turns); diff != "" {
+				t.Errorf("turns (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.bases, r.Acc.Basis); diff != "" {
+				t.Errorf("bases (-want +got):\n%s", diff)
+			}
+			if r.Inputs != InputAPIDeltas || r.Sys != 0 || r.Total() != tt.total {
+				t.Errorf("inputs %v, sys %d, total %d; want api-deltas, 0, %d", r.Inputs, r.Sys, r.Total(), tt.total)
+			}
+		})
+	}
+}
