@@ -124,6 +124,42 @@ func BenchmarkAddedLatency(b *testing.B) {
 	}
 }
 
+// BenchmarkTTFBSequential is BenchmarkTTFB one call at a time, round robin
+// over 64 live sessions.
+func BenchmarkTTFBSequential(b *testing.B) {
+	up := httptest.NewServer(streamUpstream())
+	defer up.Close()
+	g, err := New(Config{Upstream: up.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	sequential(b, up.URL, 256, streamBody, true)
+	sequential(b, srv.URL, 256, streamBody, true)
+	b.ResetTimer()
+	direct := sequential(b, up.URL, b.N, streamBody, true)
+	guarded := sequential(b, srv.URL, b.N, streamBody, true)
+	b.StopTimer()
+	reportAdded(b, direct, guarded, "ttfb")
+}
+
+func streamBody(w, i int) string {
+	return fmt.Sprintf(`{"model":"m","stream":true,"messages":[{"role":"user","content":"run %d"}]}`, w)
+}
+
+// streamUpstream sends a stream's first event at once and the rest 2 ms
+// later.
+func streamUpstream() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		sse(w, "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n")
+		time.Sleep(2 * time.Millisecond)
+		sse(w, "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+			"data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2}}\n\n", "data: [DONE]\n\n")
+	})
+}
+
 // BenchmarkTTFB: streamed calls whose first event leaves the upstream at
 // once and the rest 2 ms later: time to the first byte at the agent.
 func BenchmarkTTFB(b *testing.B) {
@@ -230,7 +266,7 @@ func rssKB() int64 {
 
 // sequential sends n requests one at a time, round robin over 64
 // sessions, and returns the sorted latencies.
-func sequential(b *testing.B, url string, n int, body func(worker, i int) string) []time.Duration {
+func sequential(b *testing.B, url string, n int, body func(worker, i int) string, firstByte bool) []time.Duration {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}}
 	out := make([]time.Duration, 0, n)
 	for i := 0; i < n; i++ {
@@ -241,9 +277,16 @@ func sequential(b *testing.B, url string, n int, body func(worker, i int) string
 		if err != nil {
 			b.Fatal(err)
 		}
-		io.Copy(io.Discard, resp.Body)
+		if firstByte {
+			one := make([]byte, 1)
+			io.ReadFull(resp.Body, one)
+			out = append(out, time.Since(start))
+			io.Copy(io.Discard, resp.Body)
+		} else {
+			io.Copy(io.Discard, resp.Body)
+			out = append(out, time.Since(start))
+		}
 		resp.Body.Close()
-		out = append(out, time.Since(start))
 	}
 	slices.Sort(out)
 	return out
@@ -265,11 +308,11 @@ func BenchmarkAddedLatencySequential(b *testing.B) {
 	}
 	srv := httptest.NewServer(g)
 	defer srv.Close()
-	sequential(b, up.URL, 256, benchBody)
-	sequential(b, srv.URL, 256, benchBody)
+	sequential(b, up.URL, 256, benchBody, false)
+	sequential(b, srv.URL, 256, benchBody, false)
 	b.ResetTimer()
-	direct := sequential(b, up.URL, b.N, benchBody)
-	guarded := sequential(b, srv.URL, b.N, benchBody)
+	direct := sequential(b, up.URL, b.N, benchBody, false)
+	guarded := sequential(b, srv.URL, b.N, benchBody, false)
 	b.StopTimer()
 	reportAdded(b, direct, guarded, "call")
 }
