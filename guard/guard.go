@@ -424,7 +424,7 @@ func (g *Guard) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 		c.status = status
 		g.finish(c, nil)
 	}
-	writeError(w, status, fmt.Errorf("bagen-data guard: upstream %s: %w", g.upstream.Host, errors.Unwrap(err)))
+	writeError(w, status, fmt.Errorf("bagen-data guard: upstream %s: %w", g.upstream.Host, err))
 }
 
 // writeError answers {"error": "…"}.

@@ -315,3 +315,16 @@ func TestLedgerStartsWithFirstTurn(t *testing.T) {
 		}
 	}
 }
+
+func TestUnreachableUpstream(t *testing.T) {
+	g, err := New(Config{Upstream: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newLoopback(t, g)
+	resp, got := post(t, srv+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}]}`, nil)
+	want := `{"error":"bagen-data guard: upstream 127.0.0.1:1: dial tcp 127.0.0.1:1: connect: connection refused"}`
+	if resp.StatusCode != 502 || string(got) != want {
+		t.Errorf("got %d %s, want 502 %s", resp.StatusCode, got, want)
+	}
+}
