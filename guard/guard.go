@@ -181,6 +181,9 @@ func New(cfg Config) (*Guard, error) {
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.sessions = newSessions(g.cfg.MaxSessions)
+	if g.ledger != nil {
+		g.sessions.onEvict = func(s *Session) { g.ledger.forget(s.ID) }
+	}
 	g.metrics = newMetrics(func() float64 { return float64(g.sessions.count()) })
 	g.inflight = semaphore.NewWeighted(g.cfg.MaxInFlight)
 	tr := cfg.Transport

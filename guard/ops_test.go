@@ -328,3 +328,22 @@ func TestUnreachableUpstream(t *testing.T) {
 		t.Errorf("got %d %s, want 502 %s", resp.StatusCode, got, want)
 	}
 }
+
+// TestSessionBound: past MaxSessions the least recently used session is
+// forgotten, with its index entries.
+func TestSessionBound(t *testing.T) {
+	ss := newSessions(2)
+	var evicted []string
+	ss.onEvict = func(s *Session) { evicted = append(evicted, s.ID) }
+	var ids []string
+	for i := 0; i < 3; i++ {
+		req := &Request{Items: nil}
+		h := http.Header{"X-Bagen-Session": {fmt.Sprint("run-", i)}}
+		s, _, _, _ := ss.resolve(h, req, prefixHashes(nil))
+		ss.answered(s, 0, 0, []string{fmt.Sprint("call-", i)})
+		ids = append(ids, s.ID)
+	}
+	if ss.count() != 2 || !slices.Equal(evicted, ids[:1]) || len(ss.byID) != 2 || len(ss.byKey) != 2 {
+		t.Errorf("held %d, evicted %v (want %v), byID %d, byKey %d", ss.count(), evicted, ids[:1], len(ss.byID), len(ss.byKey))
+	}
+}

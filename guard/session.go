@@ -86,7 +86,8 @@ type sessions struct {
 	lru      list.List // front: most recently used
 	start    string
 	seq      uint64
-	now      func() time.Time
+	// onEvict, when set, is told of each session forgotten.
+	onEvict func(*Session)
 }
 
 func newSessions(max int) *sessions {
@@ -207,6 +208,9 @@ func (ss *sessions) evict(s *Session) {
 	ss.unexpect(s)
 	if s.retrying {
 		delete(ss.byRetry, s.retry)
+	}
+	if ss.onEvict != nil {
+		ss.onEvict(s)
 	}
 }
 
