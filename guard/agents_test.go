@@ -269,3 +269,25 @@ func TestAgentsStopModes(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureRequests writes the real CLIs' second main request (a history
+// with a tool call and its result) to testdata/requests, for the codec
+// tests. Run with BAGEN_GUARD_CAPTURE=1 to refresh them.
+func TestCaptureRequests(t *testing.T) {
+	if os.Getenv("BAGEN_GUARD_CAPTURE") == "" {
+		t.Skip("set BAGEN_GUARD_CAPTURE=1 to capture the CLIs' requests into testdata/requests")
+	}
+	for _, agent := range agents {
+		r := startGuardRun(t, agenttest.Scripts["two-calls"], Config{})
+		agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["two-calls"]})
+		r.close()
+		main := r.model.MainCalls()
+		if len(main) < 2 {
+			t.Fatalf("%s: %d main calls", agent, len(main))
+		}
+		os.MkdirAll("testdata/requests", 0o755)
+		if err := os.WriteFile(filepath.Join("testdata/requests", string(agent)+".json"), main[1].Body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
