@@ -15,7 +15,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"bagen-data/eval/prediction"
 	"bagen-data/internal/agenttest"
+	"bagen-data/internal/ollamatest"
 	"bagen-data/rollout"
 )
 
@@ -290,4 +292,50 @@ func TestCaptureRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestAgentsRealEstimator runs Claude Code through the guard with a real
+// model server as the estimator (Ollama with the tiny random Qwen2 of
+// internal/ollamatest): every turn gets an estimate, and the estimator's
+// own tokens, as the server reported them, add up in the ledger and in
+// /metrics.
+func TestAgentsRealEstimator(t *testing.T) {
+	if err := agenttest.Available(agenttest.Claude); err != nil {
+		t.Skipf("%v", err)
+	}
+	oll := ollamatest.Start(t)
+	est := NewEstimator(&prediction.OpenAI{BaseURL: oll.Host + "/v1", Model: oll.Model, MaxTokens: 16},
+		prediction.Retry{Attempts: 2, Backoff: 10 * time.Millisecond})
+	script := agenttest.Scripts["three-calls"]
+	r := startGuardRun(t, script, Config{Policy: Log, Budget: 100_000, Wait: true, Estimator: est, EstimateTimeout: 2 * time.Minute})
+	res := agenttest.Run(t, agenttest.CLI{Agent: agenttest.Claude, BaseURL: r.url, Prompt: agenttest.Prompts["three-calls"]})
+	if res.ExitCode != 0 {
+		t.Fatalf("claude exited %d\n%s", res.ExitCode, res.Stderr)
+	}
+	rec := httptest.NewRecorder()
+	r.close()
+	r.guard.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	tr := mainRun(t, r.trajectories(t), len(script.Answers))
+	var in, out int64
+	for _, e := range tr.Guard.Estimates {
+		if e.Verdict == "unestimated" || e.EstimatorInput <= 0 {
+			t.Errorf("estimate after turn %d: %s (%s), %d input tokens", e.AfterTurn, e.Verdict, e.Error, e.EstimatorInput)
+		}
+		in += e.EstimatorInput
+		out += e.EstimatorOutput
+		t.Logf("after turn %d: estimator read %d tokens, wrote %d (%s)", e.AfterTurn, e.EstimatorInput, e.EstimatorOutput, e.Verdict)
+	}
+	if len(tr.Guard.Estimates) != len(script.Answers) {
+		t.Errorf("%d estimates, want one per turn (%d)", len(tr.Guard.Estimates), len(script.Answers))
+	}
+	for _, want := range []string{fmt.Sprintf(`bagen_guard_estimator_tokens_total{kind="input"} %d`, in), fmt.Sprintf(`bagen_guard_estimator_tokens_total{kind="output"} %d`, out)} {
+		if !bytes.Contains(rec.Body.Bytes(), []byte(want)) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	var agent int64
+	for _, a := range tr.API {
+		agent += a.Input + a.Output
+	}
+	t.Logf("agent calls: %d tokens (inputs + outputs); estimator: %d in, %d out", agent, in, out)
 }

@@ -203,10 +203,11 @@ func New(cfg Config) (*Guard, error) {
 	return g, nil
 }
 
-// Close stops the estimates still running and waits for them.
+// Close waits for the estimates still running (each is bounded by
+// EstimateTimeout), so that the ledger has them, then releases the guard.
 func (g *Guard) Close() {
-	g.cancel()
 	g.wg.Wait()
+	g.cancel()
 }
 
 // ServeHTTP routes a request: the three model APIs are observed, /healthz
@@ -658,7 +659,7 @@ func (g *Guard) stamp() string { return g.cfg.Now().UTC().Format(time.RFC3339Nan
 
 // Serve serves the guard on l until ctx ends, then shuts down gracefully:
 // new requests are refused, requests and streams in flight finish (at
-// most grace), running estimates are stopped.
+// most grace), running estimates finish (at most EstimateTimeout).
 func (g *Guard) Serve(ctx context.Context, l net.Listener, grace time.Duration) error {
 	srv := &http.Server{Handler: g, ReadHeaderTimeout: 30 * time.Second}
 	errc := make(chan error, 1)
