@@ -58,8 +58,11 @@ type Request struct {
 	Echoed []string
 	// SessionID is a session id the body carries (metadata).
 	SessionID string
-	// Previous is the Responses API's previous_response_id.
-	Previous string
+	// Previous is the Responses API's previous_response_id; Chainable
+	// says the answer is stored (Responses without "store": false), so
+	// that a later request may send only its new turn after it.
+	Previous  string
+	Chainable bool
 	// Tools: the request offers the model tools. In a session whose
 	// requests offer tools, one that offers none is a side call (a title,
 	// a topic or next-speaker check), not a turn of the run.

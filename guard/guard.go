@@ -38,6 +38,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/semaphore"
 
+	"bagen-data/dataset"
 	"bagen-data/probes"
 	"bagen-data/rollout"
 )
@@ -76,8 +77,9 @@ type Config struct {
 	// MaxSessions bounds the sessions held (least recently used go
 	// first); 0 means 100,000.
 	MaxSessions int
-	// MaxChainBytes bounds the history kept for a Responses chain; 0
-	// means 4 MiB.
+	// MaxChainBytes bounds the history kept for a Responses session whose
+	// responses are stored (a chain's next request may send only its new
+	// turn); 0 means 1 MiB.
 	MaxChainBytes int
 	// Transport sends the upstream requests; nil means a clone of
 	// http.DefaultTransport without compression (the guard reads the
@@ -162,7 +164,7 @@ func New(cfg Config) (*Guard, error) {
 		g.cfg.MaxSessions = 100_000
 	}
 	if g.cfg.MaxChainBytes == 0 {
-		g.cfg.MaxChainBytes = 4 << 20
+		g.cfg.MaxChainBytes = 1 << 20
 	}
 	if g.cfg.Every == 0 {
 		g.cfg.Every = 1
@@ -497,8 +499,12 @@ func (g *Guard) finish(c *call, reply *Reply) {
 func (g *Guard) finishOnce(c *call, reply *Reply) {
 	s := c.s
 	ev := rollout.GuardCall{Event: "call", Session: s.ID, Time: g.stamp(), Format: c.codec.Name(), Model: c.req.Model,
-		Stream: c.req.Stream, Status: c.status, LatencyMS: ms(time.Since(c.start)), Input: []rollout.GuardItem{}, Output: []rollout.GuardItem{}}
-	ev.Tools, ev.Side = c.req.Tools, c.side
+		Stream: c.req.Stream, Status: c.status, LatencyMS: ms(time.Since(c.start)), Tools: c.req.Tools, Side: c.side,
+		Input: []rollout.GuardItem{}, Output: []rollout.GuardItem{}}
+	if reply != nil {
+		ev.Usage, ev.Output, ev.Complete = reply.Usage, reply.Items, reply.Complete
+	}
+	g.metrics.call(ev.Format, ev.Status, ev.Usage)
 	answered := reply != nil && (reply.Usage != nil || len(reply.Items) > 0 && reply.Items[0].Text != "")
 	if !answered || c.side {
 		if !c.side {
@@ -507,62 +513,71 @@ func (g *Guard) finishOnce(c *call, reply *Reply) {
 		s.mu.Lock()
 		ev.Call = s.calls
 		s.mu.Unlock()
-		if reply != nil {
-			ev.Usage, ev.Output, ev.Complete = reply.Usage, reply.Items, reply.Complete
-		}
-		g.metrics.call(ev.Format, ev.Status, ev.Usage)
 		g.record(s, ev)
 		return
 	}
-	ev.Usage, ev.Output, ev.Complete = reply.Usage, reply.Items, reply.Complete
 	g.sessions.answered(s, len(c.req.Items), c.hashes[len(c.req.Items)], reply.IDs)
-	g.metrics.call(ev.Format, ev.Status, ev.Usage)
+	t := g.turn(c, reply, &ev)
+	g.record(s, t.events...)
+	if t.prompt != nil {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.estimate(s, t.k, t.prompt, t.spent, t.done)
+		}()
+	}
+}
 
+// turnResult is what an answered call left to do once the session is
+// unlocked: events to record and, when an estimate is due, its prompt.
+type turnResult struct {
+	k      int
+	spent  int64
+	events []any
+	prompt []dataset.Message
+	done   chan struct{}
+}
+
+// turn counts an answered call as the session's next turn: its usage,
+// the tokens spent (by the accounting step), the budget cap, and whether
+// an estimate is due.
+func (g *Guard) turn(c *call, reply *Reply, ev *rollout.GuardCall) turnResult {
+	s := c.s
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.turns++
-	k := s.turns
-	ev.Call, ev.Turn = s.calls, k
+	r := turnResult{k: s.turns}
+	ev.Call, ev.Turn = s.calls, r.k
 	s.usage = append(s.usage, reply.Usage)
 	history := c.req.Items
 	if c.req.Previous != "" {
 		history = append(slices.Clone(s.chain), history...)
 	}
 	traj, system, tail := transcript(s.ID, history, reply.Items, s.usage)
-	if c.req.Previous != "" || len(s.chain) > 0 {
+	if c.req.Chainable {
 		s.keepChain(append(slices.Clone(history), reply.Items...), g.cfg.MaxChainBytes)
 	}
 	replay, aerr := account(traj)
 	s.spent = spentOf(replay, aerr, reply.Usage, s.spent)
-	spent := s.spent
-	if k == 1 {
+	r.spent = s.spent
+	if r.k == 1 {
 		ev.System = system
 	}
-	ev.Input = tail
-	if ev.Input == nil {
-		ev.Input = []rollout.GuardItem{}
+	if tail != nil {
+		ev.Input = tail
 	}
-	events := []any{ev}
-	if g.cfg.Policy == Stop && g.budget > 0 && spent > g.budget && s.stop == nil {
-		s.stop = &rollout.GuardStop{Event: "stop", Session: s.ID, Time: g.stamp(), AfterTurn: k, Reason: "budget", Spent: spent}
-		events = append(events, *s.stop)
+	r.events = []any{*ev}
+	if g.cfg.Policy == Stop && g.budget > 0 && r.spent > g.budget && s.stop == nil {
+		s.stop = &rollout.GuardStop{Event: "stop", Session: s.ID, Time: g.stamp(), AfterTurn: r.k, Reason: "budget", Spent: r.spent}
+		r.events = append(r.events, *s.stop)
 		g.metrics.stopped(s.stop)
 	}
-	var done chan struct{}
-	due := g.est != nil && g.budget > 0 && s.stop == nil && k%g.cfg.Every == 0 && aerr == nil
-	if due {
-		done = make(chan struct{})
-		s.pending = done
+	if g.est != nil && g.budget > 0 && s.stop == nil && r.k%g.cfg.Every == 0 && aerr == nil {
+		r.done = make(chan struct{})
+		s.pending = r.done
+		r.prompt = probePrompt(g.task, replay, g.budget)
 	}
-	s.mu.Unlock()
-	g.record(s, events...)
-	if due {
-		prompt := probePrompt(g.task, replay, g.budget)
-		g.wg.Add(1)
-		go func() {
-			defer g.wg.Done()
-			g.estimate(s, k, prompt, spent, done)
-		}()
-	}
+	return r
 }
 
 // keepChain keeps a Responses chain's history, oldest items dropped past

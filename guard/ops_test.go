@@ -7,12 +7,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"bagen-data/probes"
 	"bagen-data/rollout"
 )
 
@@ -190,7 +193,20 @@ func newLoopback(t *testing.T, h http.Handler) string {
 func TestResponsesChain(t *testing.T) {
 	dir := t.TempDir()
 	n := 0
-	_, url := startGuard(t, Config{Ledger: dir}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var mu sync.Mutex
+	var probeLens []int
+	est := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		probeLens = append(probeLens, len(body.Messages))
+		mu.Unlock()
+		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"<answer>[1, 2]</answer>"},"finish_reason":"stop"}]}`)
+	}))
+	defer est.Close()
+	g, url := startGuard(t, Config{Ledger: dir, Estimator: estimatorFor(est.URL), Task: probes.Tasks["sokoban"], Wait: true}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		n++
 		w.Header().Set("Content-Type", "application/json")
@@ -199,6 +215,12 @@ func TestResponsesChain(t *testing.T) {
 	post(t, url+"/v1/responses", `{"model":"m","input":"first"}`, nil)
 	post(t, url+"/v1/responses", `{"model":"m","previous_response_id":"resp_1","input":"second"}`, nil)
 	post(t, url+"/v1/responses", `{"model":"m","previous_response_id":"resp_2","input":"third"}`, nil)
+	g.Close()
+	// The probe after turn k shows the whole chain: the system prompt, k
+	// turns and the question.
+	if !slices.Equal(probeLens, []int{4, 6, 8}) {
+		t.Errorf("probe lengths %v, want [4 6 8]", probeLens)
+	}
 	evs := readLedger(t, dir)
 	if len(evs) != 1 {
 		t.Fatalf("%d sessions, want 1", len(evs))

@@ -34,6 +34,7 @@ type responsesRequest struct {
 	Instructions string                     `json:"instructions"`
 	Stream       bool                       `json:"stream"`
 	Previous     string                     `json:"previous_response_id"`
+	Store        *bool                      `json:"store"`
 	Metadata     map[string]json.RawMessage `json:"metadata"`
 	Tools        []json.RawMessage          `json:"tools"`
 }
@@ -49,7 +50,7 @@ func (Responses) Request(body []byte) (*Request, error) {
 	if len(w.Input) == 0 {
 		return nil, fmt.Errorf("responses request: input: missing")
 	}
-	r := &Request{Model: w.Model, Stream: w.Stream, Previous: w.Previous, SessionID: metadataSession(w.Metadata), Tools: len(w.Tools) > 0}
+	r := &Request{Model: w.Model, Stream: w.Stream, Previous: w.Previous, Chainable: w.Store == nil || *w.Store, SessionID: metadataSession(w.Metadata), Tools: len(w.Tools) > 0}
 	if w.Instructions != "" {
 		r.Items = append(r.Items, rollout.GuardItem{Role: "system", Text: w.Instructions})
 	}
