@@ -2,7 +2,7 @@ package guard
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"time"
 
 	"bagen-data/dataset"
@@ -71,7 +71,7 @@ func (g *Guard) estimate(s *Session, k int, prompt []dataset.Message, spent int6
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(g.ctx, g.cfg.estimateBudget())
 	defer cancel()
-	p, err := g.est.Estimate(ctx, fmt.Sprintf("%s/%d", s.ID, k), prompt)
+	p, err := g.est.Estimate(ctx, s.ID+dataset.ProbeSuffix+strconv.Itoa(k), prompt)
 	e := rollout.GuardEstimate{Event: "estimate", Session: s.ID, Time: g.stamp(), AfterTurn: k, LatencyMS: ms(time.Since(start))}
 	if err != nil {
 		e.Verdict, e.Error = "unestimated", err.Error()
