@@ -316,3 +316,20 @@ func BenchmarkAddedLatencySequential(b *testing.B) {
 	b.StopTimer()
 	reportAdded(b, direct, guarded, "call")
 }
+
+// BenchmarkReadRealRequest: the guard's reading of the request Claude Code
+// sent for its second turn (49 KB): decode, normalize, hash.
+func BenchmarkReadRealRequest(b *testing.B) {
+	body, err := os.ReadFile("testdata/requests/claude.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	for i := 0; i < b.N; i++ {
+		r, err := Anthropic{}.Request(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		prefixHashes(r.Items)
+	}
+}
