@@ -113,7 +113,8 @@ func guardConfig(c *ucli.Context) (guard.Config, error) {
 		if err := client.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("estimator: %w (--estimator-model names it)", err))
 		}
-		cfg.Estimator = guard.NewEstimator(client, predict.Retry{Attempts: 3, Timeout: cfg.EstimateTimeout})
+		// Three attempts share the estimate timeout.
+		cfg.Estimator = guard.NewEstimator(client, predict.Retry{Attempts: 3, Timeout: cfg.EstimateTimeout / 3})
 	} else if c.String("estimator-model") != "" {
 		errs = append(errs, errors.New("estimator-model: given without --estimator"))
 	}
