@@ -64,8 +64,8 @@ var Predictions = &Format{Name: "swebench-preds", Doc: "SWE-bench predictions (p
 	match: isPredictions}
 
 // Formats lists every format the readers know, in detection order.
-var Formats = []*Format{GuardLedger, MiniSWEAgent, ATIF, Inspect, SWEAgent, HarborSide, OpenHandsOutput, OpenHandsMetadata, OpenHands, SWEBenchReport, Predictions,
-	CodexHistory, QwenUsage, ClaudeTodos, Codex, QwenCode, ClaudeCode, Rollout, Dialogue}
+var Formats = []*Format{MiniSWEAgent, ATIF, Inspect, SWEAgent, HarborSide, OpenHandsOutput, OpenHandsMetadata, OpenHands, SWEBenchReport, Predictions,
+	CodexHistory, QwenUsage, ClaudeTodos, Codex, QwenCode, ClaudeCode, GuardLedger, Rollout, Dialogue}
 
 func init() {
 	Rollout.decode = decodeRollout
