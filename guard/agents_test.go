@@ -339,3 +339,33 @@ func TestAgentsRealEstimator(t *testing.T) {
 	}
 	t.Logf("agent calls: %d tokens (inputs + outputs); estimator: %d in, %d out", agent, in, out)
 }
+
+// TestAgentsWarnPolicy: under --policy warn the note reaches the model in
+// each CLI's own request format, and the run goes on to its end.
+func TestAgentsWarnPolicy(t *testing.T) {
+	script := agenttest.Scripts["two-calls"]
+	for _, agent := range agents {
+		t.Run(string(agent), func(t *testing.T) {
+			if err := agenttest.Available(agent); err != nil {
+				t.Skipf("%v", err)
+			}
+			est, _ := estimatorServer(t, func(int) string { return "<answer>[500, 900]</answer>" })
+			r := startGuardRun(t, script, Config{Policy: Warn, Budget: 100_000, Wait: true, Estimator: estimatorFor(est.URL)})
+			res := agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["two-calls"]})
+			if res.ExitCode != 0 {
+				t.Fatalf("%s exited %d\n%s", agent, res.ExitCode, res.Stderr)
+			}
+			r.close()
+			main := r.model.MainCalls()
+			if len(main) != len(script.Answers) {
+				t.Fatalf("stand-in saw %d main calls, want %d", len(main), len(script.Answers))
+			}
+			for i, c := range main {
+				has := bytes.Contains(c.Body, []byte("[budget alert] After turn "+fmt.Sprint(i)+" you have used"))
+				if has != (i > 0) {
+					t.Errorf("main call %d carries the note: %v, want %v", i+1, has, i > 0)
+				}
+			}
+		})
+	}
+}
