@@ -196,9 +196,11 @@ func New(cfg Config) (*Guard, error) {
 		tr = t
 	}
 	g.proxy = &httputil.ReverseProxy{
-		Rewrite:        g.rewrite,
-		Transport:      tr,
-		FlushInterval:  -1,
+		Rewrite:   g.rewrite,
+		Transport: tr,
+		// Zero: ReverseProxy flushes every write of a stream (an event
+		// stream, or an answer without a length) and buffers the rest.
+		FlushInterval:  0,
 		ModifyResponse: g.observe,
 		ErrorHandler:   g.upstreamError,
 	}
