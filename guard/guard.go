@@ -384,7 +384,6 @@ func (g *Guard) observe(resp *http.Response) error {
 type wholeBody struct {
 	src   io.ReadCloser
 	limit int
-	buf   []byte
 	out   []byte
 	err   error
 	read  bool
@@ -442,21 +441,11 @@ func writeError(w http.ResponseWriter, status int, err error) {
 	w.Write(mustJSON(map[string]string{"error": err.Error()}))
 }
 
-// onClose runs f once when the body is closed, after copying what was
-// read to tee (up to 64 MiB).
+// onClose runs f once when the body is closed.
 type onClose struct {
 	io.ReadCloser
-	tee  *bytes.Buffer
 	f    func()
 	done bool
-}
-
-func (o *onClose) Read(p []byte) (int, error) {
-	n, err := o.ReadCloser.Read(p)
-	if o.tee != nil && o.tee.Len() < 64<<20 {
-		o.tee.Write(p[:n])
-	}
-	return n, err
 }
 
 func (o *onClose) Close() error {
@@ -593,7 +582,7 @@ func (s *Session) keepChain(items []rollout.GuardItem, limit int) {
 		n -= len(items[0].Text) + len(items[0].Role)
 		items = items[1:]
 	}
-	s.chain, s.chainBytes = items, n
+	s.chain = items
 }
 
 // answerStop answers a stopped session's request the way its client

@@ -40,8 +40,7 @@ type Session struct {
 	// is recorded; nil when none is running.
 	pending chan struct{}
 	// chain is a Responses chain's history.
-	chain      []rollout.GuardItem
-	chainBytes int
+	chain []rollout.GuardItem
 
 	// Guarded by sessions.mu.
 	explicit  string

@@ -62,7 +62,6 @@ type sseReader struct {
 	out     []byte // ready to relay
 	buf     []byte
 	err     error
-	relayed int64
 	// onDone runs once, when the final event is seen, before it is
 	// relayed; onClose when the body is closed.
 	onDone  func(r *sseReader)
@@ -110,7 +109,6 @@ func (s *sseReader) Read(p []byte) (int, error) {
 	}
 	n := copy(p, s.out)
 	s.out = s.out[n:]
-	s.relayed += int64(n)
 	return n, nil
 }
 
