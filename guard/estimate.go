@@ -76,6 +76,7 @@ func (g *Guard) estimate(s *Session, k int, prompt []dataset.Message, spent int6
 	if err != nil {
 		e.Verdict, e.Error = "unestimated", err.Error()
 		g.metrics.estimatorFailures.Inc()
+		g.logf("session %s: no estimate after turn %d (traffic flows): %v", s.ID, k, err)
 	} else {
 		e.Response = p.Response
 		e.Verdict, e.Interval = verdict(p.Response)
@@ -92,6 +93,7 @@ func (g *Guard) estimate(s *Session, k int, prompt []dataset.Message, spent int6
 		s.stop = &rollout.GuardStop{Event: "stop", Session: s.ID, Time: g.stamp(), AfterTurn: k, Reason: "impossible", Spent: spent}
 		events = append(events, *s.stop)
 		g.metrics.stopped(s.stop)
+		g.logf("session %s: stopped after turn %d: the estimate is impossible (%d tokens spent)", s.ID, k, spent)
 	case g.cfg.Policy == Warn:
 		s.note = warnNote(k, e.Verdict, e.Interval, spent, g.budget)
 	}

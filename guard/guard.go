@@ -85,7 +85,8 @@ type Config struct {
 	// http.DefaultTransport without compression (the guard reads the
 	// answers).
 	Transport http.RoundTripper
-	// Logf reports failures of side services; nil means none.
+	// Logf reports stops and failures of side services (estimator,
+	// ledger); nil means none. It is never given a header.
 	Logf func(format string, args ...any)
 	// Now is the clock of the ledger's timestamps; nil means time.Now.
 	Now func() time.Time
@@ -562,6 +563,7 @@ func (g *Guard) turn(c *call, reply *Reply, ev *rollout.GuardCall) turnResult {
 		s.stop = &rollout.GuardStop{Event: "stop", Session: s.ID, Time: g.stamp(), AfterTurn: r.k, Reason: "budget", Spent: r.spent}
 		r.events = append(r.events, *s.stop)
 		g.metrics.stopped(s.stop)
+		g.logf("session %s: stopped after turn %d: %d tokens spent, past the budget of %d", s.ID, r.k, r.spent, g.budget)
 	}
 	if g.est != nil && g.budget > 0 && s.stop == nil && r.k%g.cfg.Every == 0 && aerr == nil {
 		r.done = make(chan struct{})
