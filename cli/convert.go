@@ -16,20 +16,26 @@ import (
 var Convert = &ucli.Command{
 	Name:      "convert",
 	Usage:     "read agent logs and write the canonical rollout JSONL, to see what was read",
-	UsageText: "bagen-data convert --input FILE|DIR ... [--results report.json ...] [--format NAME] --out rollouts.jsonl",
+	UsageText: "bagen-data convert --input FILE|DIR ... [--results report.json ...] [--success-file verdicts.json ...] [--format NAME] [--prefix-ids] --out rollouts.jsonl",
 	Description: `Reads every trajectory of the inputs (format detected from each file's
 content, or --format) and writes one canonical JSONL line per trajectory: the
 messages as build reads them (tool calls rendered, observations joined into
 the user side), per_turn_api_tokens with input, output, reasoning and cached
 tokens as recorded, metadata.success and metadata.outcome_source (results,
 score, exit_status or none). build and probes on that file give what they give
-on the inputs. The output is written atomically.
+on the inputs. The output is written atomically. The summary counts the
+trajectories, their turns (LLM calls) and the usage recorded for them.
+
+Coding-agent sessions (Claude Code, Codex, Qwen Code) carry no outcome: their
+success is false (outcome_source none) unless --results joins a verdict on
+the working directory or --success-file on the session id.
 
 Formats:
 ` + rollout.FormatHelp(),
 	Flags: append([]ucli.Flag{
 		&ucli.StringSliceFlag{Name: "input", Aliases: []string{"i"}, Required: true, Usage: "log `FILE` or directory (repeatable)"},
 		&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "output canonical JSONL `FILE`"},
+		&ucli.BoolFlag{Name: "prefix-ids", Usage: "prefix every trajectory id with its file's base name", DisableDefaultText: true},
 		quietFlag,
 	}, readFlags...),
 	Action: runConvert,
@@ -38,6 +44,7 @@ Formats:
 // readFlags say how inputs are read; build, probes and convert share them.
 var readFlags = []ucli.Flag{
 	&ucli.StringSliceFlag{Name: "results", Usage: "outcomes from a SWE-bench harness report `FILE` (resolved_ids), joined on instance ids; repeatable"},
+	&ucli.StringSliceFlag{Name: "success-file", Usage: "outcomes from a JSON `FILE` mapping trajectory (session) ids to true or false; repeatable"},
 	&ucli.StringFlag{Name: "format", Usage: "log `NAME`: " + strings.Join(rollout.FormatNames(), ", ") + " (see convert --help); default: detected from each file's content"},
 	&ucli.Int64Flag{Name: "max-message-bytes", Value: rollout.DefaultMaxMessageBytes, Usage: "reject a message longer than `N` bytes (a record may be 32 times as long)"},
 	&ucli.BoolFlag{Name: "replace-invalid-utf8", Usage: "replace invalid UTF-8 with U+FFFD (counted) instead of failing", DisableDefaultText: true},
@@ -63,6 +70,13 @@ func readOptions(c *ucli.Context) (*rollout.Options, error) {
 		}
 		o.Results = r
 	}
+	if paths := c.StringSlice("success-file"); len(paths) > 0 {
+		r, err := rollout.LoadSuccessFiles(o.Results, paths)
+		if err != nil {
+			return nil, fmt.Errorf("success-file: %w", err)
+		}
+		o.Results = r
+	}
 	return o, nil
 }
 
@@ -78,7 +92,7 @@ func runConvert(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	sum, err := rollout.Convert(c.Context, srcs, c.String("out"))
+	sum, err := rollout.Convert(c.Context, srcs, c.String("out"), rollout.ConvertOptions{PrefixIDs: c.Bool("prefix-ids")})
 	if err != nil {
 		return withFlagHints(err, "")
 	}
@@ -91,11 +105,19 @@ func runConvert(c *ucli.Context) error {
 func printConvertSummary(w io.Writer, out string, s rollout.Summary) {
 	fmt.Fprintf(w, "%d trajectories from %d file(s) to %s\n", s.Trajectories, s.Files, out)
 	fmt.Fprintf(w, "formats:%s\n", counts(s.Formats))
+	fmt.Fprintf(w, "turns: %d (LLM calls), %d with usage\n", s.Turns, s.UsageTurns)
+	if s.UsageTurns > 0 {
+		u := s.Usage
+		fmt.Fprintf(w, "usage: input %d (cached %d), output %d (reasoning %d)\n", u.Input, u.Cached, u.Output, u.Reasoning)
+	}
 	outcomes := map[string]int{}
 	for k, v := range s.Outcomes {
 		outcomes[string(k)] = v
 	}
 	fmt.Fprintf(w, "outcome from:%s\n", counts(outcomes))
+	if n := s.Outcomes[rollout.OutcomeNone]; n > 0 {
+		fmt.Fprintf(w, "note: %d trajectories have no outcome and count as unsuccessful (pass --results or --success-file)\n", n)
+	}
 	printReadCounts(w, nil, s.Replaced)
 	if s.Submitted > 0 {
 		fmt.Fprintf(w, "warning: %d trajectories count as successful because the agent submitted; that is not a verified resolution (pass the SWE-bench report with --results)\n", s.Submitted)

@@ -42,7 +42,7 @@ unreachable gets 503 with the reason (eval retries it).
 		&ucli.StringFlag{Name: "model", Usage: "Ollama `MODEL` (default: the one the checkpoint was trained on)"},
 		&ucli.StringFlag{Name: "name", Usage: "model `NAME` clients ask for and /v1/models lists (default: the run's name)"},
 		&ucli.Int64Flag{Name: "max-body", Value: server.DefaultMaxBody, Usage: "largest request body in `BYTES`"},
-		&ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of sampled answers (temperature > 0) that bring no seed of their own"},
+		&ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the sampled answers (temperature > 0) that bring no seed of their own"},
 		cacheFlag, numCtx,
 	}, serveFlags...),
 	Action: runGRPOServe,

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -159,6 +160,50 @@ func TestGRPOServeEqualsEval(t *testing.T) {
 			t.Errorf("%s answered %v; want impossible for some probes and an interval for others", ckpt, kinds)
 		}
 	}
+	checkOllamaDown(t, srv, out, cache, testFile)
+}
+
+// checkOllamaDown starts grpo serve with Ollama unreachable: it warns,
+// listens, and answers a probe with 503 and the reason.
+func checkOllamaDown(t *testing.T, srv *ollamatest.Server, ckpt, cache, testFile string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	t.Setenv("OLLAMA_HOST", closed)
+	base, stop := serveGRPO(t, "--checkpoint", ckpt, "--cache", cache, "--name", "served")
+	t.Setenv("OLLAMA_HOST", strings.TrimPrefix(srv.Host, "http://"))
+	rows, err := dataset.ReadRL(testFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, _ := json.Marshal(rows[0].Prompt)
+	code, body := postChat(t, base, `{"model":"served","messages":`+string(msgs)+`}`)
+	var e struct {
+		Error struct{ Message, Type, Code string }
+	}
+	json.Unmarshal([]byte(body), &e)
+	if code != 503 || e.Error.Code != "ollama_unavailable" || !strings.Contains(e.Error.Message, "connection refused") {
+		t.Errorf("Ollama down: %d %s, want 503 ollama_unavailable naming the refused connection", code, body)
+	}
+	err, log := stop()
+	if err != nil || !strings.Contains(log, "; answering 503 until it is reachable\n") {
+		t.Errorf("grpo serve with Ollama down: %v\n%s", err, log)
+	}
+}
+
+func postChat(t *testing.T, base, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(base+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // servedEqualsOffline answers file's probes with grpo eval and with eval
@@ -335,5 +380,65 @@ func checkStreamAndSampling(t *testing.T, base, file string) {
 	}
 	if got := content(ask(`,"temperature":0,"seed":9`)); got != answer {
 		t.Errorf("temperature 0 with a seed: %q, want the greedy %q", got, answer)
+	}
+
+	// Error answers of the real server.
+	cut := append([]dataset.Message(nil), rows[0].Prompt...)
+	last := &cut[len(cut)-1]
+	last.Content = strings.Replace(last.Content, "You have completed", "You completed", 1)
+	cutMsgs, _ := json.Marshal(cut)
+	for _, tt := range []struct {
+		body       string
+		code       int
+		param, err string
+	}{
+		{`{"model":"other","messages":` + string(msgs) + `}`, 404, "model", "model_not_found"},
+		{`{"model":"served","messages":` + string(cutMsgs) + `}`, 400, fmt.Sprintf("messages[%d].content", len(cut)-1), "not_a_budget_probe"},
+		{`{"model":"served","messages":` + string(msgs) + `,"temperature":-1}`, 400, "temperature", ""},
+	} {
+		code, body := postChat(t, base, tt.body)
+		var e struct {
+			Error struct {
+				Param, Code *string
+			}
+		}
+		json.Unmarshal([]byte(body), &e)
+		if code != tt.code || e.Error.Param == nil || *e.Error.Param != tt.param || (tt.err != "" && (e.Error.Code == nil || *e.Error.Code != tt.err)) {
+			t.Errorf("%.80s…: %d %s, want %d with param %s and code %q", tt.body, code, body, tt.code, tt.param, tt.err)
+		}
+	}
+}
+
+// TestGRPOServeBadCheckpoint: a checkpoint that does not load stops the
+// command before it listens, naming the file and the problem.
+func TestGRPOServeBadCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "corrupt")
+	os.MkdirAll(corrupt, 0o755)
+	os.WriteFile(filepath.Join(corrupt, grpo.StateFile), []byte("not a gob"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no checkpoint", nil, "grpo serve: --checkpoint DIR is required"},
+		{"missing", []string{"--checkpoint", filepath.Join(dir, "nope")},
+			"grpo serve: invalid checkpoint: stat " + filepath.Join(dir, "nope") + ": no such file or directory"},
+		{"empty directory", []string{"--checkpoint", dir},
+			"grpo serve: " + dir + ": invalid checkpoint: no state.gob and no checkpoints/latest"},
+		{"corrupt", []string{"--checkpoint", corrupt},
+			"grpo serve: " + filepath.Join(corrupt, grpo.StateFile) + ": invalid checkpoint: unexpected EOF"},
+		{"num-ctx", []string{"--checkpoint", corrupt, "--num-ctx", "0"}, "grpo serve: --num-ctx: got 0, want 1 to 1048576 tokens"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			app := App()
+			var out bytes.Buffer
+			app.Writer, app.ErrWriter = &out, &out
+			err := app.RunContext(context.Background(), append([]string{"bagen-data", "grpo", "serve", "--listen", "127.0.0.1:0"}, tt.args...))
+			if err == nil || err.Error() != tt.want || strings.Contains(out.String(), "http://") {
+				t.Errorf("got %v (output %q), want %s and nothing served", err, out.String(), tt.want)
+			}
+		})
 	}
 }

@@ -11,12 +11,12 @@ import (
 // The HTTP servers' shared flags (reward serve, grpo serve): limits, the
 // drain after SIGTERM and the access log.
 var (
-	readTimeoutFlag    = &ucli.DurationFlag{Name: "read-timeout", Value: httpd.DefaultTimeout, Usage: "limit on reading a request"}
-	writeTimeoutFlag   = &ucli.DurationFlag{Name: "write-timeout", Value: httpd.DefaultTimeout, Usage: "limit on handling and writing a response"}
-	idleTimeoutFlag    = &ucli.DurationFlag{Name: "idle-timeout", Value: httpd.DefaultTimeout, Usage: "limit on an idle keep-alive connection"}
+	readTimeoutFlag    = &ucli.DurationFlag{Name: "read-timeout", Value: httpd.DefaultTimeout, Usage: "`DURATION` limit on reading a request"}
+	writeTimeoutFlag   = &ucli.DurationFlag{Name: "write-timeout", Value: httpd.DefaultTimeout, Usage: "`DURATION` limit on handling and writing a response"}
+	idleTimeoutFlag    = &ucli.DurationFlag{Name: "idle-timeout", Value: httpd.DefaultTimeout, Usage: "`DURATION` limit on an idle keep-alive connection"}
 	maxHeaderBytesFlag = &ucli.IntFlag{Name: "max-header-bytes", Value: httpd.DefaultMaxHeaderBytes, Usage: "largest request line and header block in `BYTES`"}
-	drainGraceFlag     = &ucli.DurationFlag{Name: "drain-grace", Value: httpd.DefaultDrainGrace, Usage: "after SIGTERM, keep serving this long while /healthz answers 503 (the load balancer's time to notice)"}
-	drainTimeoutFlag   = &ucli.DurationFlag{Name: "drain-timeout", Aliases: []string{"shutdown-timeout"}, Value: httpd.DefaultDrainTimeout, Usage: "limit on the whole drain after SIGTERM, grace included"}
+	drainGraceFlag     = &ucli.DurationFlag{Name: "drain-grace", Value: httpd.DefaultDrainGrace, Usage: "after SIGTERM, keep serving for `DURATION` while /healthz answers 503 (the load balancer's time to notice)"}
+	drainTimeoutFlag   = &ucli.DurationFlag{Name: "drain-timeout", Aliases: []string{"shutdown-timeout"}, Value: httpd.DefaultDrainTimeout, Usage: "`DURATION` limit on the whole drain after SIGTERM, grace included"}
 	logRequestsFlag    = &ucli.BoolFlag{Name: "log-requests", Usage: "write a structured access log to stderr"}
 )
 

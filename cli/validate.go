@@ -14,7 +14,7 @@ import (
 var Validate = &ucli.Command{
 	Name:      "validate",
 	Usage:     "check SFT, RL and eval parquet before training: schema, labels, leakage, shape, balance",
-	UsageText: "bagen-data validate [--json] [--max-examples N] [--tokenizer SPEC [--max-prompt-tokens N]] PATH...",
+	UsageText: "bagen-data validate [--json] [--strict] [--max-examples N] [--tokenizer SPEC [--max-prompt-tokens N]] PATH...",
 	Description: `PATH is a dataset directory written by build (sft/train.parquet,
 rl/train.parquet, eval/test.parquet and manifest.json) or parquet files.
 A file outside sft/, rl/ and eval/ whose rows say split "probes" (written by
@@ -23,11 +23,14 @@ replay label rules (Warehouse rows against their label column), without the
 split-leakage checks.
 Every problem is reported with the file, the 0-based row and the custom_id of
 its first offenders and a count. The exit status is 1 when any error-level
-check fails; warnings and notes do not fail.`,
+check fails; warnings fail only with --strict, information never.
+
+` + validate.CatalogueText(),
 	Flags: []ucli.Flag{
 		&ucli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+		&ucli.BoolFlag{Name: "strict", Usage: "make every warning an error (exit status 1), for CI"},
 		&ucli.IntFlag{Name: "max-examples", Value: validate.DefaultMaxExamples, Usage: "offending rows listed per finding"},
-		&ucli.StringFlag{Name: "tokenizer", Usage: "count prompt tokens with `SPEC` (a tokenizer.json path, ollama:MODEL or hf:REPO) and warn about long prompts"},
+		&ucli.StringFlag{Name: "tokenizer", Usage: "count prompt tokens with `SPEC` (a tokenizer.json path, ollama:MODEL or hf:REPO) , warn about long prompts and check tokens_used and per_turn_tokens against the counted system and user messages"},
 		&ucli.IntFlag{Name: "max-prompt-tokens", Value: validate.DefaultMaxPromptTokens, Usage: "warn about prompts longer than `N` tokens (verl's max_prompt_length)"},
 	},
 	Action: runValidate,
@@ -37,7 +40,7 @@ func runValidate(c *ucli.Context) error {
 	if c.NArg() == 0 {
 		return fmt.Errorf("validate: give a dataset directory or parquet files")
 	}
-	cfg := validate.Config{MaxExamples: c.Int("max-examples"), MaxPromptTokens: c.Int("max-prompt-tokens")}
+	cfg := validate.Config{MaxExamples: c.Int("max-examples"), MaxPromptTokens: c.Int("max-prompt-tokens"), Strict: c.Bool("strict")}
 	if spec := c.String("tokenizer"); spec != "" {
 		t, err := tokenizer.Open(c.Context, spec)
 		if err != nil {

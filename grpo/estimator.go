@@ -63,6 +63,12 @@ func checkHead(st *State) error {
 	if err := errors.Join(st.Config.Space.validate()...); err != nil {
 		return fmt.Errorf("%w: %w", ErrCheckpoint, err)
 	}
+	if h.In <= NumNumeric || h.Hidden <= 0 {
+		return fmt.Errorf("%w: head of %d inputs and %d hidden units, want more than the %d numeric features and at least 1", ErrCheckpoint, h.In, h.Hidden, NumNumeric)
+	}
+	if sp := st.Config.Space; h.Bins != sp.bins() || h.Widths != len(sp.widths()) {
+		return fmt.Errorf("%w: head of %d centre bins and %d widths, its action space %d and %d", ErrCheckpoint, h.Bins, h.Widths, sp.bins(), len(sp.widths()))
+	}
 	sizes := []struct {
 		name      string
 		got, want int
@@ -71,10 +77,9 @@ func checkHead(st *State) error {
 		{"WK", len(h.WK), h.Hidden * 2}, {"BK", len(h.BK), 2},
 		{"WC", len(h.WC), h.Hidden * h.Bins}, {"BC", len(h.BC), h.Bins},
 		{"WW", len(h.WW), h.Hidden * h.Widths}, {"BW", len(h.BW), h.Widths},
-		{"Bins", h.Bins, st.Config.Space.bins()}, {"Widths", h.Widths, len(st.Config.Space.widths())},
 	}
 	for _, s := range sizes {
-		if s.got != s.want || h.In <= NumNumeric || h.Hidden <= 0 {
+		if s.got != s.want {
 			return fmt.Errorf("%w: head %s: %d values, want %d (in %d, hidden %d)", ErrCheckpoint, s.name, s.got, s.want, h.In, h.Hidden)
 		}
 	}

@@ -95,9 +95,11 @@ var errNoMatch = errors.New("no match")
 type probeForm struct {
 	tasks   []Task // in name order, a name once per system prompt; tasks[0] renders it
 	think   bool
-	re      *regexp.Regexp
-	groups  []string // the placeholder of each capture group
-	systems []string // tasks[i]'s system prompt is systems[i]
+	re      *regexp.Regexp // the whole prompt, anchored at both ends
+	head    string         // the literal text before the first placeholder
+	tail    string         // the literal text after the last placeholder
+	groups  []string       // the placeholder of each capture group
+	systems []string       // tasks[i]'s system prompt is systems[i]
 }
 
 var (
@@ -173,15 +175,16 @@ func taskNames() []string {
 
 var placeholderRe = regexp.MustCompile(`\{(completed_turns|turn_token_usage_text|max_context_window_tokens)\}`)
 
-// newForm compiles an unfilled prompt into a pattern anchored at the end
-// of the message and at its start or after a blank line (the p = 0 probe
-// follows user_0).
+// newForm compiles an unfilled prompt into a pattern of the whole
+// prompt; parse finds where in a message it starts.
 func newForm(tmpl string, think bool) *probeForm {
 	f := &probeForm{think: think}
 	var b strings.Builder
-	b.WriteString(`(?:\A|\n\n)(`)
+	b.WriteString(`\A(`)
 	last := 0
-	for _, m := range placeholderRe.FindAllStringIndex(tmpl, -1) {
+	phs := placeholderRe.FindAllStringIndex(tmpl, -1)
+	f.head, f.tail = tmpl[:phs[0][0]], tmpl[phs[len(phs)-1][1]:]
+	for _, m := range phs {
 		b.WriteString(regexp.QuoteMeta(tmpl[last:m[0]]))
 		ph := tmpl[m[0]:m[1]]
 		if ph == phUsage {
@@ -198,9 +201,18 @@ func newForm(tmpl string, think bool) *probeForm {
 	return f
 }
 
-// parse matches the form at the end of text and reads its numbers back.
+// parse matches the form at the end of text, where it is the whole text
+// or follows a blank line (the p = 0 probe follows user_0), and reads its
+// numbers back. The literal ends locate it before the pattern runs.
 func (f *probeForm) parse(text string) (Stated, error) {
-	m := f.re.FindStringSubmatch(text)
+	if !strings.HasSuffix(text, f.tail) {
+		return Stated{}, errNoMatch
+	}
+	at := strings.LastIndex(text, f.head)
+	if at < 0 || (at > 0 && !strings.HasSuffix(text[:at], "\n\n")) {
+		return Stated{}, errNoMatch
+	}
+	m := f.re.FindStringSubmatch(text[at:])
 	if m == nil {
 		return Stated{}, errNoMatch
 	}

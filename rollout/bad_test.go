@@ -230,6 +230,16 @@ func FuzzScan(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	claude, _ := filepath.Glob("testdata/sessions/claude/projects/*answer*/*.jsonl")
+	qwen, _ := filepath.Glob("testdata/sessions/qwen/projects/*answer*/chats/*.jsonl")
+	codex, _ := filepath.Glob("testdata/sessions/codex/sessions/*/*/*/*.jsonl")
+	for _, p := range append(append(claude, qwen...), codex...) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
 	f.Add([]byte("\xef\xbb\xbf{\"custom_id\":\"a\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"tool\",\"content\":[{\"type\":\"text\",\"text\":\"y\"}]}]}\n"))
 	f.Add([]byte(`[{"turns":[{"user_prompt":"u","raw_response":"r"}]}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {

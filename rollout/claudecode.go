@@ -3,6 +3,7 @@ package rollout
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -14,7 +15,9 @@ import (
 // counted once. Usage is Anthropic's: input_tokens excludes
 // cache_read_input_tokens and cache_creation_input_tokens, so the whole
 // request is their sum. Sub-agent (sidechain) calls in the file are turns
-// of the session, in file order.
+// of the session, in file order; a sub-agent transcript of its own
+// (<session>/subagents/agent-<id>.jsonl) is a trajectory of its own, with
+// id <session>/agent-<id>.
 var ClaudeCode = &Format{Name: "claude-code", Doc: "Claude Code session log (~/.claude/projects/<cwd>/<session>.jsonl)", layout: session, ownIDs: true,
 	match: isClaudeCode,
 	calls: func(data []byte) bool { return containsAny(data, `"type":"assistant"`, `"type": "assistant"`) }}
@@ -41,19 +44,20 @@ func isClaudeCode(k map[string]json.RawMessage) bool {
 	return false
 }
 
+// wireClaudeLine is what a line holds that the reader uses.
 type wireClaudeLine struct {
-	Type      string `json:"type"`
-	SessionID string `json:"sessionId"`
-	Cwd       string `json:"cwd"`
-	Message   *struct {
-		ID      string          `json:"id"`
-		Model   string          `json:"model"`
-		Content json.RawMessage `json:"content"`
-		Usage   json.RawMessage `json:"usage"`
-	} `json:"message"`
+	Type     string
+	Message  *wireClaudeMessage
 	Rendered []struct {
 		Content json.RawMessage `json:"content"`
-	} `json:"rendered"`
+	}
+}
+
+type wireClaudeMessage struct {
+	ID      string          `json:"id"`
+	Model   string          `json:"model"`
+	Content json.RawMessage `json:"content"`
+	Usage   json.RawMessage `json:"usage"`
 }
 
 type wireClaudeBlock struct {
@@ -87,15 +91,26 @@ func decodeClaudeCode(rec Record) (Trajectory, error) {
 	s.turns.b.t = Trajectory{ID: BaseID(rec.Pos.File), Pos: rec.Pos, Inputs: InputsRequest}
 	t := &s.turns.b.t
 	err := eachLine(rec, func(line Record) error {
-		var w wireClaudeLine
-		if err := unmarshalLine(line, &w); err != nil {
+		v, err := topKeys(line, "type", "sessionId", "cwd", "message", "rendered")
+		if err != nil {
 			return err
 		}
-		if w.SessionID != "" && t.ID == BaseID(rec.Pos.File) {
-			t.ID = w.SessionID
+		if id := stringValue(v[1]); id != "" && t.ID == BaseID(rec.Pos.File) {
+			t.ID = id
 		}
-		if w.Cwd != "" && t.Instance == "" {
-			t.Instance = w.Cwd
+		if cwd := stringValue(v[2]); cwd != "" && t.Instance == "" {
+			t.Instance = cwd
+		}
+		w := wireClaudeLine{Type: stringValue(v[0])}
+		switch {
+		case (w.Type == "user" || w.Type == "assistant") && v[3] != nil:
+			if err := json.Unmarshal(v[3], &w.Message); err != nil {
+				return line.Errorf(subField("message", err2field(err)), "%w", JSONCause(err))
+			}
+		case w.Type == "attachment" && v[4] != nil:
+			if err := json.Unmarshal(v[4], &w.Rendered); err != nil {
+				return line.Errorf("rendered", "%w", JSONCause(err))
+			}
 		}
 		return s.line(line, w)
 	})
@@ -104,6 +119,11 @@ func decodeClaudeCode(rec Record) (Trajectory, error) {
 	}
 	if t.Instance == "" {
 		t.Instance = s.prompt
+	}
+	if filepath.Base(filepath.Dir(rec.Pos.File)) == "subagents" {
+		// <session>/subagents/agent-<id>.jsonl: a sub-agent's transcript,
+		// which carries its parent's session id.
+		t.ID += "/" + BaseID(rec.Pos.File)
 	}
 	return s.turns.finish(rec, "assistant message")
 }

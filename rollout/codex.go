@@ -3,6 +3,7 @@ package rollout
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -32,11 +33,6 @@ var CodexHistory = &Format{Name: "codex-history", Doc: "Codex prompt history (~/
 	match: func(k map[string]json.RawMessage) bool { return has(k, "session_id", "ts", "text") }}
 
 func init() { Codex.decode = decodeCodex }
-
-type wireCodexLine struct {
-	Type    string          `json:"type"`
-	Payload json.RawMessage `json:"payload"`
-}
 
 type wireCodexPayload struct {
 	Type string `json:"type"`
@@ -82,17 +78,16 @@ func decodeCodex(rec Record) (Trajectory, error) {
 	s := codexSession{}
 	s.turns.b.t = Trajectory{ID: BaseID(rec.Pos.File), Pos: rec.Pos, Inputs: InputsRequest}
 	err := eachLine(rec, func(line Record) error {
-		var w wireCodexLine
-		if err := unmarshalLine(line, &w); err != nil {
+		v, err := topKeys(line, "type", "payload")
+		if err != nil {
 			return err
 		}
-		var p wireCodexPayload
-		if v, ok := present(w.Payload); ok {
-			if err := json.Unmarshal(v, &p); err != nil {
-				return line.Errorf("payload", "want an object, got %s", clipJSON(v))
-			}
+		typ, payload := stringValue(v[0]), v[1]
+		p, err := codexPayload(line, typ, payload)
+		if err != nil {
+			return err
 		}
-		return s.line(line, w.Type, p)
+		return s.line(line, typ, p)
 	})
 	t := &s.turns.b.t
 	if err != nil {
@@ -102,6 +97,35 @@ func decodeCodex(rec Record) (Trajectory, error) {
 		t.Instance = s.prompt
 	}
 	return s.turns.finish(rec, "token_count event")
+}
+
+// codexPayload decodes what the reader needs of a line's payload: all of
+// a response item; of session metadata its id, cwd and instructions; of an
+// event its type, and a token count's info.
+func codexPayload(line Record, typ string, raw json.RawMessage) (wireCodexPayload, error) {
+	var p wireCodexPayload
+	if raw == nil {
+		return p, nil
+	}
+	switch typ {
+	case "response_item":
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return p, line.Errorf(subField("payload", err2field(err)), "%w", JSONCause(err))
+		}
+	case "session_meta", "event_msg":
+		keys := []string{"type", "id", "cwd", "instructions", "base_instructions", "info"}
+		v, err := topKeys(Record{Pos: line.Pos, Data: raw, Options: line.Options}, keys...)
+		if err != nil {
+			return p, line.Errorf("payload", "%w", errors.Unwrap(err))
+		}
+		p.Type, p.ID, p.Cwd, p.Instructions, p.Info = stringValue(v[0]), stringValue(v[1]), stringValue(v[2]), v[3], v[5]
+		if v[4] != nil {
+			if err := json.Unmarshal(v[4], &p.BaseInstructions); err != nil {
+				return p, line.Errorf(subField("payload.base_instructions", err2field(err)), "%w", JSONCause(err))
+			}
+		}
+	}
+	return p, nil
 }
 
 func (s *codexSession) line(line Record, typ string, p wireCodexPayload) error {

@@ -1,9 +1,13 @@
 package rollout
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/buger/jsonparser"
 )
 
 // layout is how a format's records sit in a file.
@@ -108,8 +112,8 @@ func FormatHelp() string {
 // object data: the first format whose signature matches, else Rollout
 // (whose decoder then says what is missing).
 func detectObject(data []byte) *Format {
-	var keys map[string]json.RawMessage
-	if json.Unmarshal(data, &keys) != nil {
+	keys, ok := objectKeys(data)
+	if !ok {
 		return Rollout
 	}
 	for _, f := range Formats {
@@ -143,4 +147,32 @@ func isPredictions(keys map[string]json.RawMessage) bool {
 		}
 	}
 	return true
+}
+
+// objectKeys are the top-level keys of a JSON object with their raw
+// values, read in one pass that skips over the values (a session log's
+// first line can be most of the file); ok is false when data is not an
+// object.
+func objectKeys(data []byte) (map[string]json.RawMessage, bool) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return nil, false
+	}
+	keys := map[string]json.RawMessage{}
+	err := jsonparser.ObjectEach(data, func(key, value []byte, vt jsonparser.ValueType, end int) error {
+		raw := rawValue(data, value, vt, end)
+		if raw == nil {
+			return errors.New("no value")
+		}
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var k string
+			if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &k) != nil {
+				return errors.New("bad key")
+			}
+			key = []byte(k)
+		}
+		keys[string(key)] = raw
+		return nil
+	})
+	return keys, err == nil
 }

@@ -42,14 +42,13 @@ func isQwenCode(k map[string]json.RawMessage) bool {
 	return has(m, "parts")
 }
 
+// wireQwenLine is what a record holds that the reader uses.
 type wireQwenLine struct {
-	Type      string `json:"type"`
-	SessionID string `json:"sessionId"`
-	Cwd       string `json:"cwd"`
-	Message   *struct {
+	Type    string
+	Message *struct {
 		Parts []wireQwenPart `json:"parts"`
-	} `json:"message"`
-	Usage json.RawMessage `json:"usageMetadata"`
+	}
+	Usage json.RawMessage
 }
 
 type wireQwenPart struct {
@@ -78,15 +77,21 @@ func decodeQwenCode(rec Record) (Trajectory, error) {
 	t := &turns.b.t
 	prompt := ""
 	err := eachLine(rec, func(line Record) error {
-		var w wireQwenLine
-		if err := unmarshalLine(line, &w); err != nil {
+		v, err := topKeys(line, "type", "sessionId", "cwd", "message", "usageMetadata")
+		if err != nil {
 			return err
 		}
-		if w.SessionID != "" {
-			t.ID = w.SessionID
+		if id := stringValue(v[1]); id != "" {
+			t.ID = id
 		}
-		if w.Cwd != "" && t.Instance == "" {
-			t.Instance = w.Cwd
+		if cwd := stringValue(v[2]); cwd != "" && t.Instance == "" {
+			t.Instance = cwd
+		}
+		w := wireQwenLine{Type: stringValue(v[0]), Usage: v[4]}
+		if w.Type == "user" || w.Type == "tool_result" || w.Type == "assistant" {
+			if err := json.Unmarshal(v[3], &w.Message); v[3] != nil && err != nil {
+				return line.Errorf(subField("message", err2field(err)), "%w", JSONCause(err))
+			}
 		}
 		switch w.Type {
 		case "user", "tool_result":

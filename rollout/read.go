@@ -119,17 +119,19 @@ func (o *Options) Expand(paths []string) ([]Source, error) {
 
 func (o *Options) expandDir(dir string) ([]Source, error) {
 	var files []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	for _, root := range sessionRoots(dir) {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && isLogName(path) {
+				files = append(files, path)
+			}
+			return nil
+		})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if !d.IsDir() && isLogName(path) {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	files = harborTrajectories(files)
 	files = withoutEvalCopies(files)
@@ -284,7 +286,7 @@ func ScanReader(ctx context.Context, name string, raw io.Reader, fn func(Record)
 // ScanFrom is Scan over raw, an open reader of src's bytes.
 func ScanFrom(ctx context.Context, src Source, raw io.Reader, fn func(Record) error) error {
 	name := src.Name
-	br := bufio.NewReaderSize(raw, 1<<20)
+	br := bufio.NewReaderSize(raw, bufferSize(src.Size))
 	if magic, _ := br.Peek(4); bytes.Equal(magic, []byte("PK\x03\x04")) {
 		s := scanner{ctx: ctx, src: src, fn: fn, limit: src.Options.maxRecord(), format: Inspect}
 		data, err := io.ReadAll(io.LimitReader(br, s.limit+1))
@@ -329,6 +331,16 @@ func (o *Options) forced() *Format {
 		return nil
 	}
 	return o.Format
+}
+
+// bufferSize is the read buffer for a file of size bytes (0 when
+// unknown): 1 MiB, or less for a smaller file, so that a directory of many
+// small session logs does not allocate and clear 1 MiB for each.
+func bufferSize(size int64) int {
+	if size <= 0 || size >= 1<<20 {
+		return 1 << 20
+	}
+	return max(int(size)+1, 4096)
 }
 
 // scanner reads one source's records.
@@ -443,11 +455,24 @@ func (s *scanner) lines(first []byte, eof bool) error {
 // session reads the rest of a session log and emits the whole file as one
 // record; a session without any LLM call is skipped inside a directory.
 func (s *scanner) session(first []byte) error {
-	rest, err := s.readAll(int64(len(first)))
-	if err != nil {
-		return err
+	data := make([]byte, len(first), max(s.src.Size+1, int64(len(first)))) // a size too small only costs a copy
+	copy(data, first)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := s.r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if int64(len(data)) > s.limit {
+			return &ParseError{File: s.src.Name, Index: -1, Err: fmt.Errorf("%w: session log longer than %d bytes (32 × the message limit)", ErrTooLarge, s.limit)}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.src.Name, err)
+		}
 	}
-	data := append(first, rest...)
 	if s.src.InDir && s.format.calls != nil && !s.format.calls(data) {
 		return nil
 	}

@@ -16,6 +16,8 @@ type Results struct {
 	resolved map[string]bool   // instance id -> resolved
 	from     map[string]string // instance id -> file that says so
 	files    []File
+	byID     map[string]bool   // trajectory id -> success (--success-file)
+	byIDFrom map[string]string // trajectory id -> file that says so
 }
 
 // File is a results file as read: its path, size and SHA-256 (hex), for
@@ -117,6 +119,9 @@ func (r *Results) IDs() []string {
 
 // join sets t's outcome from the results when they judge its instance.
 func (r *Results) join(t *Trajectory) {
+	if r.joinID(t) {
+		return
+	}
 	if v, ok := r.resolved[t.Instance]; ok && t.Instance != "" {
 		t.Success, t.Outcome, t.BySuccessRule = v, OutcomeResults, nil
 	}

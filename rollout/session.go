@@ -3,8 +3,13 @@ package rollout
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
+
+	"github.com/buger/jsonparser"
 )
 
 // The coding-agent CLIs (Claude Code, Codex, Qwen Code) keep each session
@@ -34,13 +39,12 @@ func eachLine(rec Record, fn func(line Record) error) error {
 	return nil
 }
 
-// unmarshalLine decodes one session line, naming the line and field of
-// what is wrong.
-func unmarshalLine(line Record, v any) error {
-	if err := json.Unmarshal(line.Data, v); err != nil {
-		return line.Errorf(err2field(err), "%w", JSONCause(err))
+// subField names field inside prefix ("" is prefix itself).
+func subField(prefix, field string) string {
+	if field == "" {
+		return prefix
 	}
-	return nil
+	return prefix + "." + field
 }
 
 // sessionTurns collects a session's turns: an LLM call's visible output is
@@ -140,4 +144,87 @@ func sumTokens(line Record, field string, ns ...int64) (int64, error) {
 		s += n
 	}
 	return s, nil
+}
+
+// topKeys returns the raw JSON values of the wanted top-level keys of a
+// session line (nil where absent) in one pass that skips every other value
+// without decoding it: the lines the readers need little of (Claude Code's
+// request snapshots and tool results, Codex's session metadata) are most
+// of a session's bytes. The values returned are decoded, and so checked,
+// by encoding/json; the rest of the line is only checked to be a
+// well-formed object.
+func topKeys(line Record, keys ...string) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, len(keys))
+	data := bytes.TrimSpace(line.Data)
+	if len(data) == 0 || data[0] != '{' {
+		return nil, line.Errorf("", "want a JSON object, got %s", clipJSON(data))
+	}
+	err := jsonparser.ObjectEach(data, func(key, value []byte, vt jsonparser.ValueType, end int) error {
+		for i, k := range keys {
+			if string(key) == k {
+				if out[i] = rawValue(data, value, vt, end); out[i] == nil {
+					return errors.New("cannot locate the value of " + k)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, line.Errorf("", "invalid JSON: %v", err)
+	}
+	return out, nil
+}
+
+// rawValue is a value jsonparser found in data, ending at end, as JSON
+// text: jsonparser gives strings without their quotes, which are put back.
+func rawValue(data, value []byte, vt jsonparser.ValueType, end int) json.RawMessage {
+	if vt != jsonparser.String {
+		return value
+	}
+	if start := end - len(value) - 2; start >= 0 && end <= len(data) && data[start] == '"' && data[end-1] == '"' {
+		return data[start:end]
+	}
+	return nil // not reached: ObjectEach ends a string value after its quote
+}
+
+// stringValue decodes a raw JSON string ("" when absent or not a string).
+func stringValue(raw json.RawMessage) string {
+	if len(raw) < 2 || raw[0] != '"' {
+		return ""
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	json.Unmarshal(raw, &s)
+	return s
+}
+
+// cliHomes are the session directories inside each CLI's own directory:
+// reading ~/.claude, ~/.codex or ~/.qwen reads its sessions, not its
+// settings, plugin stores and caches.
+var cliHomes = map[string][]string{
+	".claude": {"projects"},
+	".codex":  {"sessions", "archived_sessions"},
+	".qwen":   {"projects"},
+}
+
+// sessionRoots are the directories to walk for dir: its session
+// directories when it is a CLI's own directory that has them, else dir.
+func sessionRoots(dir string) []string {
+	subs, ok := cliHomes[filepath.Base(filepath.Clean(dir))]
+	if !ok {
+		return []string{dir}
+	}
+	var roots []string
+	for _, sub := range subs {
+		p := filepath.Join(dir, sub)
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			roots = append(roots, p)
+		}
+	}
+	if len(roots) == 0 {
+		return []string{dir}
+	}
+	return roots
 }

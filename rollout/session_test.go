@@ -213,16 +213,37 @@ func TestSessionDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A sub-agent transcript carries its parent's session id: it is read as
+	// <session>/agent-<id>, not as a second copy of the session.
+	claude := filepath.Join(dir, loadGenerated(t)[0].File)
+	parent := sessionID(agenttest.Claude, claude)
+	sub := filepath.Join(filepath.Dir(claude), parent, "subagents", "agent-a0123456789abcdef.jsonl")
+	data, err := os.ReadFile(claude)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(sub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sub, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	srcs, err := Expand([]string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	formats := map[string]int{}
+	ids := map[string]bool{}
 	for _, src := range srcs {
 		err := Scan(context.Background(), src, func(rec Record) error {
-			if _, err := Decode(rec); err != nil {
+			tr, err := Decode(rec)
+			if err != nil {
 				return err
 			}
+			if ids[tr.ID] {
+				t.Errorf("id %s read twice", tr.ID)
+			}
+			ids[tr.ID] = true
 			formats[rec.FormatName()]++
 			return nil
 		})
@@ -230,8 +251,11 @@ func TestSessionDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if want := map[string]int{"claude-code": 3, "codex": 3, "qwen-code": 3}; !cmp.Equal(formats, want) {
+	if want := map[string]int{"claude-code": 4, "codex": 3, "qwen-code": 3}; !cmp.Equal(formats, want) {
 		t.Errorf("formats %v, want %v", formats, want)
+	}
+	if !ids[parent] || !ids[parent+"/agent-a0123456789abcdef"] {
+		t.Errorf("ids %v lack %s and its sub-agent", ids, parent)
 	}
 	named := map[string]string{
 		"codex/history.jsonl":                  "codex/history.jsonl:1: not a trajectory log: Codex prompt history (~/.codex/history.jsonl)",
@@ -261,13 +285,18 @@ func TestSessionBadLines(t *testing.T) {
 			`{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"input_tokens":5,"cached_input_tokens":6,"output_tokens":1}}}}`,
 		"qwen": `{"uuid":"u","sessionId":"q","type":"user","message":{"role":"user","parts":[{"text":"hi"}]}}` + "\n" +
 			`not json`,
+		"claude-cut": `{"type":"user","sessionId":"s","message":{"role":"user","content":"hi"}}` + "\n" +
+			`{"type":"assistant","sessionId":"s","message":{"id":"m1","content":[{"type":"text","te`,
+		"qwen-message": `{"uuid":"u","sessionId":"q","type":"user","message":{"role":"user","parts":"hi"}}`,
 	}
 	want := map[string]string{
 		"claude":        "claude.jsonl:2: message.usage.input_tokens: want a whole number, got \"ten\"",
 		"claude-cached": "claude-cached.jsonl:2: message.usage.reasoning: 2 reasoning tokens exceed the output's 1",
 		"codex":         "codex.jsonl:2: payload.name: missing",
 		"codex-usage":   "codex-usage.jsonl:3: payload.info.last_token_usage.cached: 6 cached tokens exceed the input's 5",
-		"qwen":          "qwen.jsonl:2: invalid JSON at byte 2: invalid character 'o' in literal null (expecting 'u')",
+		"qwen":          "qwen.jsonl:2: want a JSON object, got not json",
+		"claude-cut":    "claude-cut.jsonl:2: invalid JSON: Value looks like object, but can't find closing '}' symbol",
+		"qwen-message":  "qwen-message.jsonl:1: message.parts: want an array, got JSON string",
 	}
 	dir := t.TempDir()
 	for name, body := range cases {
@@ -411,7 +440,10 @@ func TestSessionsLive(t *testing.T) {
 			if res.ExitCode != 0 {
 				t.Fatalf("exit %d\n%s\n%s", res.ExitCode, res.Stdout, res.Stderr)
 			}
-			ts := mustReadAll(t, nil, filepath.Join(res.Home, homeLayout[agent][0]))
+			// The CLI's own directory (~/.claude, ~/.codex, ~/.qwen), with its
+			// settings, plugin stores and usage logs: only sessions are read.
+			own := filepath.Join(res.Home, strings.Split(homeLayout[agent][0], "/")[0])
+			ts := mustReadAll(t, nil, own)
 			if len(ts) != 1 {
 				t.Fatalf("%d sessions, want 1", len(ts))
 			}
@@ -427,5 +459,16 @@ func TestSessionsLive(t *testing.T) {
 			}
 			agreeWithCCUsage(t, agent, ts, ccusage(t, agent, res.Home))
 		})
+	}
+}
+
+// TestSessionTooLarge: a session log longer than 32 × the message limit
+// is an error naming the file, not a partial read.
+func TestSessionTooLarge(t *testing.T) {
+	path := filepath.Join("testdata/sessions", loadGenerated(t)[0].File)
+	_, err := readAll(t, &Options{MaxMessageBytes: 1024}, path)
+	want := path + ": over the size limit: session log longer than 32768 bytes (32 × the message limit)"
+	if err == nil || err.Error() != want || !errors.Is(err, ErrTooLarge) {
+		t.Errorf("error %v, want %s", err, want)
 	}
 }

@@ -59,12 +59,14 @@ func MarshalCanonical(t Trajectory) ([]byte, error) {
 	for i, m := range t.Messages {
 		c.Messages[i] = canonMessage{Role: m.Role, Content: m.Content, Tokens: recorded(m.Tokens)}
 	}
-	for _, a := range t.API {
-		api := canonAPI{Input: recorded(a.Input), Output: recorded(a.Output), Reasoning: a.Reasoning, Cached: a.Cached}
-		if a.Retried.Calls > 0 {
-			api.Retried = &a.Retried
+	if hasUsage(t.API) {
+		for _, a := range t.API {
+			api := canonAPI{Input: recorded(a.Input), Output: recorded(a.Output), Reasoning: a.Reasoning, Cached: a.Cached}
+			if a.Retried.Calls > 0 {
+				api.Retried = &a.Retried
+			}
+			c.API = append(c.API, api)
 		}
-		c.API = append(c.API, api)
 	}
 	switch t.Inputs {
 	case InputsRequest:
@@ -81,6 +83,18 @@ func MarshalCanonical(t Trajectory) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
+// hasUsage reports whether a log recorded any usage at all: a log without
+// (SWE-agent's .traj, an Inspect log without model usage) gets no
+// per_turn_api_tokens rather than entries that say nothing.
+func hasUsage(api []APITokens) bool {
+	for _, a := range api {
+		if a != (APITokens{Input: Unrecorded, Output: Unrecorded}) {
+			return true
+		}
+	}
+	return false
+}
+
 // Summary counts what Convert read.
 type Summary struct {
 	Files        int             `json:"files"`
@@ -89,6 +103,21 @@ type Summary struct {
 	Outcomes     map[Outcome]int `json:"outcomes"` // trajectories per outcome source
 	Submitted    int             `json:"submitted"`
 	Replaced     int             `json:"replaced_utf8"` // invalid UTF-8 sequences replaced
+	// Turns counts assistant turns (LLM calls); Usage sums the usage
+	// recorded for them, over the turns that record it (UsageTurns).
+	Turns      int      `json:"turns"`
+	UsageTurns int      `json:"usage_turns"`
+	Usage      UsageSum `json:"usage"`
+}
+
+// UsageSum adds up recorded usage: input and output over the turns that
+// record both, cached and reasoning where recorded (an unrecorded
+// reasoning count adds nothing).
+type UsageSum struct {
+	Input     int64 `json:"input"`
+	Output    int64 `json:"output"`
+	Reasoning int64 `json:"reasoning"`
+	Cached    int64 `json:"cached"`
 }
 
 func newSummary() Summary {
@@ -103,13 +132,39 @@ func (s *Summary) add(rec Record, t Trajectory) {
 	if t.Outcome == OutcomeExitStatus && t.Success {
 		s.Submitted++
 	}
+	for _, m := range t.Messages {
+		if m.Role == "assistant" {
+			s.Turns++
+		}
+	}
+	for _, a := range t.API {
+		if a.Input == Unrecorded || a.Output == Unrecorded {
+			continue
+		}
+		s.UsageTurns++
+		s.Usage.Input += a.Input
+		s.Usage.Output += a.Output
+		if a.Reasoning != nil {
+			s.Usage.Reasoning += *a.Reasoning
+		}
+		s.Usage.Cached += a.Cached
+	}
+}
+
+// ConvertOptions say how Convert names trajectories. The zero value keeps
+// every id as read.
+type ConvertOptions struct {
+	// PrefixIDs prefixes every id with its file's base name and ":", as
+	// build --prefix-ids does, so that files reusing ids can be converted
+	// together.
+	PrefixIDs bool
 }
 
 // Convert reads every trajectory of srcs and writes them to out as
 // canonical JSONL, atomically: out is replaced only when everything was
 // read. It holds one trajectory in memory at a time. Ids must be unique
 // (the error is a *DuplicateError).
-func Convert(ctx context.Context, srcs []Source, out string) (Summary, error) {
+func Convert(ctx context.Context, srcs []Source, out string, o ConvertOptions) (Summary, error) {
 	sum := newSummary()
 	var readErr error // reported as it is, not as a failed write
 	err := atomicfile.Write(out, func(w io.Writer) error {
@@ -117,11 +172,16 @@ func Convert(ctx context.Context, srcs []Source, out string) (Summary, error) {
 		seen := map[string]Position{}
 		for _, src := range srcs {
 			sum.Files++
+			prefix := ""
+			if o.PrefixIDs {
+				prefix = BaseID(src.Name) + ":"
+			}
 			err := Scan(ctx, src, func(rec Record) error {
 				t, err := Decode(rec)
 				if err != nil {
 					return err
 				}
+				t.ID = prefix + t.ID
 				if first, dup := seen[t.ID]; dup {
 					return &DuplicateError{ID: t.ID, First: first.String(), Then: t.Pos.String()}
 				}

@@ -249,7 +249,8 @@ func TestBroken(t *testing.T) {
 				})
 				return msg
 			},
-			want: map[string]int{"budget-rule": 14},
+			// The prompts still say 2500.
+			want: map[string]int{"budget-rule": 14, "prompt-budget": 14},
 		},
 		{
 			name: "margin",
@@ -426,7 +427,7 @@ func TestBroken(t *testing.T) {
 				editRL(t, evalPath(dir), func(rows []dataset.RLRow) []dataset.RLRow {
 					j := index(t, rows, first)
 					rows[j].Prompt = train[i].Prompt
-					msg = fmt.Sprintf("same prompt as %s row %d (%s)", rlPath(dir), i, train[i].ExtraInfo.CustomID)
+					msg = fmt.Sprintf("same prompt as %s row %d (%s), a start state", rlPath(dir), i, train[i].ExtraInfo.CustomID)
 					return rows
 				})
 				return msg
@@ -440,7 +441,7 @@ func TestBroken(t *testing.T) {
 				editRL(t, evalPath(dir), func(rows []dataset.RLRow) []dataset.RLRow {
 					return append(rows, rows[5])
 				})
-				return "1 duplicate rows"
+				return "1 duplicate rows (0 possible, 1 impossible)"
 			},
 			want: map[string]int{"duplicates": 1, "manifest-counts": 1},
 		},

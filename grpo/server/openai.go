@@ -53,7 +53,7 @@ func decodeChat(body []byte) (chatRequest, error) {
 	var msgs []json.RawMessage
 	if field("messages", &msgs) {
 		req.Messages, errs = decodeMessages(msgs, errs)
-	} else if _, ok := top["messages"]; !ok {
+	} else if raw, ok := top["messages"]; !ok || bytes.Equal(raw, []byte("null")) {
 		errs = append(errs, &FieldError{Path: "messages", Err: errors.New("required")})
 	}
 	field("stream", &req.Stream)
@@ -169,7 +169,7 @@ func want(dst any) string {
 	case *float64:
 		return "a number"
 	case *int64:
-		return "an integer"
+		return "a 64-bit integer"
 	case *[]json.RawMessage:
 		return "an array"
 	}

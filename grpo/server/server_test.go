@@ -159,6 +159,10 @@ func TestBadRequests(t *testing.T) {
 			`{"error":{"message":"model: want a string, got the number 7","type":"invalid_request_error","param":"model","code":null}}`},
 		{"no messages", "POST", chat, `{"model":"head"}`, 400,
 			`{"error":{"message":"messages: required","type":"invalid_request_error","param":"messages","code":null}}`},
+		{"messages null", "POST", chat, `{"model":"head","messages":null}`, 400,
+			`{"error":{"message":"messages: required","type":"invalid_request_error","param":"messages","code":null}}`},
+		{"seed too large", "POST", chat, chatBody("head", msgs, `,"seed":1e30`), 400,
+			`{"error":{"message":"seed: want a 64-bit integer, got the number 1e30","type":"invalid_request_error","param":"seed","code":null}}`},
 		{"messages an object", "POST", chat, `{"model":"head","messages":{}}`, 400,
 			`{"error":{"message":"messages: want an array, got an object","type":"invalid_request_error","param":"messages","code":null}}`},
 		{"messages empty", "POST", chat, `{"model":"head","messages":[]}`, 400,
@@ -180,7 +184,7 @@ func TestBadRequests(t *testing.T) {
 		{"temperature 3", "POST", chat, chatBody("head", msgs, `,"temperature":3`), 400,
 			`{"error":{"message":"temperature: want 0 to 2, got 3","type":"invalid_request_error","param":"temperature","code":null}}`},
 		{"seed a float", "POST", chat, chatBody("head", msgs, `,"seed":1.5`), 400,
-			`{"error":{"message":"seed: want an integer, got a number","type":"invalid_request_error","param":"seed","code":null}}`},
+			`{"error":{"message":"seed: want a 64-bit integer, got a number","type":"invalid_request_error","param":"seed","code":null}}`},
 		{"stream a string", "POST", chat, chatBody("head", msgs, `,"stream":"yes"`), 400,
 			`{"error":{"message":"stream: want true or false, got a string","type":"invalid_request_error","param":"stream","code":null}}`},
 		{"n 2", "POST", chat, chatBody("head", msgs, `,"n":2`), 400,
@@ -315,6 +319,7 @@ func FuzzDecodeChat(f *testing.F) {
 	f.Add(`{"model":"head","messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}`)
 	f.Add(`{"model":"head","messages":[{"role":"user","content":null}],"n":1}`)
 	f.Add(`[]`)
+	f.Add(`{"model":"head","messages":null,"seed":1e30}`)
 	f.Fuzz(func(t *testing.T, body string) {
 		req, err := decodeChat([]byte(body))
 		if err != nil {

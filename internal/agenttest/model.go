@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -97,6 +98,7 @@ type Model struct {
 	ln     net.Listener
 	done   chan struct{}
 
+	seq   atomic.Int64 // numbers the answers' ids
 	mu    sync.Mutex
 	calls []Call
 }
@@ -230,7 +232,7 @@ func (m *Model) complete(w http.ResponseWriter, c *Call) {
 	if model == "" {
 		model = "agenttest"
 	}
-	r := reply{model: model, answer: a, tool: req.tool, id: fmt.Sprintf("%d", len(m.Calls())+1), usage: req.usage}
+	r := reply{model: model, answer: a, tool: req.tool, id: fmt.Sprintf("%d", m.seq.Add(1)), usage: req.usage}
 	switch c.Format {
 	case "chat":
 		c.Status = writeChat(w, r, req.stream)

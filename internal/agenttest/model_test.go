@@ -3,9 +3,11 @@ package agenttest_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"bagen-data/internal/agenttest"
@@ -145,5 +147,43 @@ func TestAux(t *testing.T) {
 	calls := m.Calls()
 	if len(calls) != 3 || !calls[0].Aux || calls[1].Aux || calls[1].Step != 2 || calls[2].Format != "models" {
 		t.Errorf("calls: %+v", calls)
+	}
+}
+
+// TestConcurrentSteps: the stand-in answers each request from its own
+// history, so interleaved sessions at different steps get their own
+// answers.
+func TestConcurrentSteps(t *testing.T) {
+	script := agenttest.Scripts["three-calls"]
+	m := agenttest.StartModel(t, script)
+	var wg sync.WaitGroup
+	errs := make(chan string, 40)
+	for i := 0; i < 40; i++ {
+		wg.Add(1)
+		go func(step int) {
+			defer wg.Done()
+			var results []string
+			for k := 0; k < step; k++ {
+				results = append(results, `{"role":"tool","tool_call_id":"c","content":"x"}`)
+			}
+			body := `{"model":"x","tools":[{"type":"function","function":{"name":"run_shell_command","parameters":{"properties":{"command":{"type":"string"}}}}}],"messages":[` + strings.Join(results, ",") + `]}`
+			resp, err := http.Post(m.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			a := script.Answers[step]
+			want := fmt.Sprintf(`"prompt_tokens":%d,`, a.Usage.Input)
+			if !strings.Contains(string(b), want) {
+				errs <- fmt.Sprintf("step %d: %s lacks %q", step, b, want)
+			}
+		}(i % len(script.Answers))
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
