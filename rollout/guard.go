@@ -202,6 +202,21 @@ func GuardTrajectory(id, system string, turns []GuardTurn) Trajectory {
 	return t
 }
 
+// badGuardUsage names a count of u out of range.
+func badGuardUsage(u GuardUsage) (string, bool) {
+	switch {
+	case u.Input < Unrecorded:
+		return "input", true
+	case u.Output < Unrecorded:
+		return "output", true
+	case u.Reasoning != nil && *u.Reasoning < 0:
+		return "reasoning", true
+	case u.Cached < 0:
+		return "cached", true
+	}
+	return "", false
+}
+
 // RenderToolCall is one tool call as the trajectories show it (a
 // Hermes-style <tool_call> block), the one rendering every reader uses.
 func RenderToolCall(name string, args json.RawMessage) string { return renderCall(name, args) }
@@ -251,7 +266,12 @@ func decodeGuardLedger(rec Record) (Trajectory, error) {
 			}
 		case "call":
 			var c GuardCall
-			if err = json.Unmarshal(line, &c); err == nil && c.Turn > 0 {
+			if err = json.Unmarshal(line, &c); err == nil && c.Usage != nil {
+				if field, bad := badGuardUsage(*c.Usage); bad {
+					return Trajectory{Pos: rec.Pos}, lerr("usage."+field, "want a count ≥ 0 (input and output may be -1, unrecorded)")
+				}
+			}
+			if err == nil && c.Turn > 0 {
 				if c.Tools && !tools {
 					// The calls before the first that offered tools were
 					// side calls, as the guard found out live.
