@@ -369,3 +369,28 @@ func TestSessionBound(t *testing.T) {
 		t.Errorf("held %d, evicted %v (want %v), byID %d, byKey %d", ss.count(), evicted, ids[:1], len(ss.byID), len(ss.byKey))
 	}
 }
+
+func TestStopAsAuto(t *testing.T) {
+	tests := []struct {
+		ua   string
+		want StopAs
+	}{
+		{"claude-cli/2.1.331 (external, sdk-cli)", Message},
+		{"codex_exec/0.169.0 (Debian 13; x86_64) dumb (codex_exec; 0.169.0)", Message},
+		{"QwenCode/0.24.4 (linux; x64)", Message},
+		{"", Message},
+		{"litellm/1.74.0", ContextLimit},
+		{"OpenAI/Python 1.99.9", ContextLimit},
+		{"AsyncOpenAI/Python 1.99.9", ContextLimit},
+		{"Anthropic/Python 0.60.0", ContextLimit},
+		{"inspect_ai/0.3.120", ContextLimit},
+	}
+	for _, tt := range tests {
+		if got := Auto.resolve(http.Header{"User-Agent": {tt.ua}}); got != tt.want {
+			t.Errorf("User-Agent %q: got %v, want %v", tt.ua, got, tt.want)
+		}
+		if got := Message.resolve(http.Header{"User-Agent": {tt.ua}}); got != Message {
+			t.Errorf("message with User-Agent %q: got %v", tt.ua, got)
+		}
+	}
+}
