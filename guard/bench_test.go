@@ -3,6 +3,7 @@ package guard
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -29,6 +30,13 @@ import (
 // timed sends n requests from 64 workers, each its own session, and
 // returns the sorted latencies (to the whole answer, or to its first byte).
 func timed(b *testing.B, url string, n int, body func(worker, i int) string, firstByte bool) []time.Duration {
+	return paced(b, url, n, body, firstByte, 0)
+}
+
+// paced is timed with each session waiting a pause drawn uniformly from
+// [0, 2·gap) after each answer (an agent's own work between calls); 0
+// sends the next request at once.
+func paced(b *testing.B, url string, n int, body func(worker, i int) string, firstByte bool, gap time.Duration) []time.Duration {
 	const workers = 64
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, DisableCompression: true}}
 	var mu sync.Mutex
@@ -39,7 +47,11 @@ func timed(b *testing.B, url string, n int, body func(worker, i int) string, fir
 		go func() {
 			defer wg.Done()
 			var mine []time.Duration
+			rng := rand.New(rand.NewPCG(uint64(w), 1))
 			for i := w; i < n; i += workers {
+				if gap > 0 {
+					time.Sleep(time.Duration(rng.Int64N(int64(2 * gap))))
+				}
 				req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", strings.NewReader(body(w, i)))
 				req.Header.Set("X-Bagen-Session", "bench-"+strconv.Itoa(w))
 				start := time.Now()
@@ -158,6 +170,32 @@ func streamUpstream() http.Handler {
 		sse(w, "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
 			"data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2}}\n\n", "data: [DONE]\n\n")
 	})
+}
+
+// BenchmarkAddedLatencyPaced: 64 concurrent sessions that each pause
+// 50 ms on average between calls (about 1,300 calls/s in all), so that
+// the cores are not saturated: the guard's added latency without the
+// queueing of BenchmarkAddedLatency.
+func BenchmarkAddedLatencyPaced(b *testing.B) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, chatReply)
+	}))
+	defer up.Close()
+	g, err := New(Config{Upstream: up.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	paced(b, up.URL, 256, benchBody, false, 50*time.Millisecond)
+	paced(b, srv.URL, 256, benchBody, false, 50*time.Millisecond)
+	b.ResetTimer()
+	direct := paced(b, up.URL, b.N, benchBody, false, 50*time.Millisecond)
+	guarded := paced(b, srv.URL, b.N, benchBody, false, 50*time.Millisecond)
+	b.StopTimer()
+	reportAdded(b, direct, guarded, "call")
 }
 
 // BenchmarkTTFB: streamed calls whose first event leaves the upstream at
