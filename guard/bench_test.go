@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -187,15 +189,25 @@ func BenchmarkAddedLatencyPaced(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(g)
-	defer srv.Close()
-	paced(b, up.URL, 256, benchBody, false, 50*time.Millisecond)
-	paced(b, srv.URL, 256, benchBody, false, 50*time.Millisecond)
-	b.ResetTimer()
-	direct := paced(b, up.URL, b.N, benchBody, false, 50*time.Millisecond)
-	guarded := paced(b, srv.URL, b.N, benchBody, false, 50*time.Millisecond)
-	b.StopTimer()
-	reportAdded(b, direct, guarded, "call")
+	target, _ := url.Parse(up.URL)
+	// A bare httputil.ReverseProxy: the cost of the hop alone.
+	bare := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }}
+	for _, p := range []struct {
+		name string
+		h    http.Handler
+	}{{"guard", g}, {"bare-proxy", bare}} {
+		b.Run(p.name, func(b *testing.B) {
+			srv := httptest.NewServer(p.h)
+			defer srv.Close()
+			paced(b, up.URL, 256, benchBody, false, 50*time.Millisecond)
+			paced(b, srv.URL, 256, benchBody, false, 50*time.Millisecond)
+			b.ResetTimer()
+			direct := paced(b, up.URL, b.N, benchBody, false, 50*time.Millisecond)
+			guarded := paced(b, srv.URL, b.N, benchBody, false, 50*time.Millisecond)
+			b.StopTimer()
+			reportAdded(b, direct, guarded, "call")
+		})
+	}
 }
 
 // BenchmarkTTFB: streamed calls whose first event leaves the upstream at
