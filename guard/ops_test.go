@@ -155,9 +155,17 @@ func TestGracefulShutdownMidStream(t *testing.T) {
 	n, _ := resp.Body.Read(buf)
 	first := string(buf[:n])
 	cancel()
-	time.Sleep(100 * time.Millisecond)
-	if _, err := http.Get(url + "/healthz"); err == nil {
-		t.Errorf("a new request was served during shutdown")
+	refused := false
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !refused; time.Sleep(20 * time.Millisecond) {
+		resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Get(url + "/healthz")
+		if err != nil {
+			refused = true
+		} else {
+			resp.Body.Close()
+		}
+	}
+	if !refused {
+		t.Errorf("new requests were still served 5 s into the shutdown")
 	}
 	close(release)
 	rest, _ := io.ReadAll(resp.Body)
