@@ -50,6 +50,7 @@ func App() *ucli.App {
 			Fixtures,
 			GRPO,
 			Probes,
+			Guard,
 		},
 	}
 	prepareCommands(app.Commands)

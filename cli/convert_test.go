@@ -109,7 +109,7 @@ func TestReadFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"convert", "-i", agentRuns, "-o", "x", "--format", "swe"}, `format: want one of mini-swe-agent, atif, inspect, swe-agent, openhands-output, openhands, codex, qwen-code, claude-code, rollout, dialogue, got "swe"`},
+		{[]string{"convert", "-i", agentRuns, "-o", "x", "--format", "swe"}, `format: want one of mini-swe-agent, atif, inspect, swe-agent, openhands-output, openhands, codex, qwen-code, claude-code, guard-ledger, rollout, dialogue, got "swe"`},
 		{[]string{"build", "-i", agentRuns, "--max-message-bytes", "0"}, "max-message-bytes: want 1 to 1073741824, got 0"},
 		{[]string{"probes", "-i", agentRuns, "--results", agentRuns + "/mini1/preds.json"}, "results: " + agentRuns + "/mini1/preds.json: resolved_ids: missing: want a SWE-bench harness report"},
 		{[]string{"build", "-i", agentRuns + "/report.json", "--task", "swebench", "--budget", "9"}, agentRuns + "/report.json: not a trajectory log: SWE-bench harness report (resolved_ids): pass it with --results"},

@@ -25,10 +25,11 @@ type canonAPI struct {
 }
 
 type canonMetadata struct {
-	Success       bool    `json:"success"`
-	OutcomeSource Outcome `json:"outcome_source"`
-	InstanceID    string  `json:"instance_id,omitempty"`
-	Task          string  `json:"task,omitempty"`
+	Success       bool      `json:"success"`
+	OutcomeSource Outcome   `json:"outcome_source"`
+	InstanceID    string    `json:"instance_id,omitempty"`
+	Task          string    `json:"task,omitempty"`
+	Guard         *GuardRun `json:"guard,omitempty"`
 }
 
 type canonRollout struct {
@@ -52,7 +53,7 @@ func recorded(n int64) *int64 {
 // position and Replaced.
 func MarshalCanonical(t Trajectory) ([]byte, error) {
 	c := canonRollout{CustomID: t.ID, Budget: t.Budget, Messages: make([]canonMessage, len(t.Messages)),
-		Metadata: canonMetadata{Success: t.Success, OutcomeSource: t.Outcome, InstanceID: t.Instance, Task: t.Task}}
+		Metadata: canonMetadata{Success: t.Success, OutcomeSource: t.Outcome, InstanceID: t.Instance, Task: t.Task, Guard: t.Guard}}
 	if c.Metadata.OutcomeSource == "" {
 		c.Metadata.OutcomeSource = OutcomeNone
 	}
