@@ -55,7 +55,7 @@ paper's SFT/RL sweep table and overall table; --report writes them as one
 HTML page (flags go before the file arguments).`,
 	Flags: []ucli.Flag{
 		dataFlag("eval probes"),
-		&ucli.StringFlag{Name: "predictions", Usage: "predictions `FILE` (JSONL {\"custom_id\", \"response\"})"},
+		&ucli.StringFlag{Name: "predictions", Usage: "predictions `FILE` (JSONL {\"custom_id\", \"response\"}), or a guard --ledger directory: its live estimates"},
 		&ucli.StringFlag{Name: "ollama", Usage: "ask `MODEL` served by Ollama (OLLAMA_HOST, native API) to answer every probe"},
 		&ucli.StringFlag{Name: "endpoint", Usage: "ask an OpenAI-compatible Chat Completions server at `URL` (with or without /v1)"},
 		&ucli.StringFlag{Name: "model", Usage: "`MODEL` to ask at --endpoint"},

@@ -78,8 +78,16 @@ func NewSet(preds []Prediction, name string) (*Set, error) {
 // the kept answers' tokens. Wall is zero: lines do not say it.
 func (s *Set) Spend() Stats { return s.spend }
 
-// ReadFile reads the predictions file at path into a Set.
+// ReadFile reads the predictions file at path into a Set. A directory is
+// a guard's ledger: its live estimates are the predictions (ReadLedger).
 func ReadFile(path string) (*Set, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		preds, err := ReadLedger(path)
+		if err != nil {
+			return nil, err
+		}
+		return NewSet(preds, path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

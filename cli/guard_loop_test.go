@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"bagen-data/dataset"
+	"bagen-data/eval"
+	"bagen-data/internal/agenttest"
+)
+
+// startGuard runs `bagen-data guard` with args on a free loopback port
+// until the test ends and returns its URL; stop cancels it (as SIGTERM
+// does) and returns the command's error and stderr.
+func startGuard(t *testing.T, args ...string) (string, func() (error, string)) {
+	t.Helper()
+	app := App()
+	var out lockedBuffer
+	app.Writer, app.ErrWriter = &out, &out
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- app.RunContext(ctx, append([]string{"bagen-data", "guard", "--listen", "127.0.0.1:0"}, args...))
+	}()
+	stopped := false
+	stop := func() (error, string) {
+		if stopped {
+			return nil, out.String()
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			return err, out.String()
+		case <-time.After(30 * time.Second):
+			t.Fatal("guard did not stop")
+			return nil, ""
+		}
+	}
+	t.Cleanup(func() { stop() })
+	re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+),`)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			return m[1], stop
+		}
+		select {
+		case err := <-done:
+			stopped = true
+			t.Fatalf("guard exited: %v\n%s", err, out.String())
+		default:
+		}
+	}
+	t.Fatalf("guard did not start listening:\n%s", out.String())
+	return "", nil
+}
+
+// scriptedEstimator is an OpenAI-compatible estimator on loopback that
+// answers its k-th request (from 0) with answers[k % len(answers)] and
+// keeps what it answered, in order.
+type scriptedEstimator struct {
+	URL     string
+	mu      sync.Mutex
+	answers []string
+	said    []string
+}
+
+func startScriptedEstimator(t *testing.T, answers ...string) *scriptedEstimator {
+	t.Helper()
+	e := &scriptedEstimator{answers: answers}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		e.mu.Lock()
+		a := e.answers[len(e.said)%len(e.answers)]
+		e.said = append(e.said, a)
+		e.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"e","model":"est","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":700,"completion_tokens":20}}`, a)
+	}))
+	t.Cleanup(srv.Close)
+	e.URL = srv.URL
+	return e
+}
+
+// answers returns what the estimator answered so far.
+func (e *scriptedEstimator) said_() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.said...)
+}
+
+// TestEvalGuardEstimates runs Qwen Code through the guard with a scripted
+// estimator, makes probes of the ledger and scores the ledger's live
+// estimates with eval --predictions LEDGER: the metrics are recomputed
+// here from the probe rows and the estimator's answers, taken in the
+// order it gave them (--wait: turn k's estimate comes before turn k+1).
+func TestEvalGuardEstimates(t *testing.T) {
+	if err := agenttest.Available(agenttest.Qwen); err != nil {
+		t.Skipf("agenttest: %v", err)
+	}
+	model := agenttest.StartModel(t, agenttest.Scripts["three-calls"])
+	est := startScriptedEstimator(t, "<answer>[100, 9000]</answer>", "<answer>impossible</answer>", "no idea")
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	url, stop := startGuard(t, "--upstream", model.URL, "--estimator", est.URL, "--estimator-model", "est",
+		"--policy", "log", "--wait", "--budget", "100000", "--ledger", ledger)
+	res := agenttest.Run(t, agenttest.CLI{Agent: agenttest.Qwen, BaseURL: url, Prompt: agenttest.Prompts["three-calls"]})
+	if res.ExitCode != 0 {
+		t.Fatalf("qwen exited %d\n%s", res.ExitCode, res.Stderr)
+	}
+	if err, log := stop(); err != nil {
+		t.Fatalf("guard: %v\n%s", err, log)
+	}
+	set := filepath.Join(dir, "probes.parquet")
+	if _, stderr, err := runReward(t.Context(), "probes", "-q", "--task", "swebench", "--input", ledger, "--out", set, "--tokenizer", tokenizerPath(t)); err != nil {
+		t.Fatalf("probes --input %s: %v\n%s", ledger, err, stderr)
+	}
+	js := filepath.Join(dir, "run.json")
+	if _, stderr, err := runReward(t.Context(), "eval", "--data", set, "--predictions", ledger, "--bootstrap", "0", "--json", js); err != nil {
+		t.Fatalf("eval --predictions %s: %v\n%s", ledger, err, stderr)
+	}
+	run, err := eval.ReadRun(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := dataset.ReadRL(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := est.said_()
+	var probes, valid, correct, missing int
+	for _, r := range rows {
+		x := r.ExtraInfo
+		k := int(x.ProbeAfterTurn)
+		probes++
+		if k < 1 || k > len(said) || !strings.HasSuffix(x.CustomID, dataset.ProbeSuffix+fmt.Sprint(k)) {
+			missing++
+			continue
+		}
+		switch said[k-1] {
+		case "<answer>impossible</answer>":
+			valid++
+			if !x.IsPossible {
+				correct++
+			}
+		case "<answer>[100, 9000]</answer>":
+			valid++
+			if x.IsPossible {
+				correct++
+			}
+		}
+	}
+	m := run.Metrics
+	b, _ := json.Marshal(m)
+	t.Logf("estimator said %q; %d probes; metrics %s", said, len(rows), b)
+	if m.Probes != probes || m.Missing != missing ||
+		m.FormatValid != eval.Num(float64(valid)/float64(probes)) || m.Accuracy != eval.Num(float64(correct)/float64(probes)) {
+		t.Errorf("eval: probes %d, missing %d, format valid %v, accuracy %v; the rows and answers give %d, %d, %d/%d, %d/%d",
+			m.Probes, m.Missing, float64(m.FormatValid), float64(m.Accuracy), probes, missing, valid, probes, correct, probes)
+	}
+	// Four turns, four estimates; probes after turns 1 to 3 of a run
+	// without an outcome (impossible): one impossible answer is right.
+	if len(said) != 4 || probes != 3 || missing != 0 || valid != 2 || correct != 1 {
+		t.Errorf("%d answers, %d probes, %d missing, %d valid, %d right; want 4, 3, 0, 2, 1", len(said), probes, missing, valid, correct)
+	}
+}
