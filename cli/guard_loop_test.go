@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,7 +17,10 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/eval"
+	predict "bagen-data/eval/prediction"
 	"bagen-data/internal/agenttest"
+	"bagen-data/internal/ollamatest"
+	"bagen-data/reward"
 )
 
 // startGuard runs `bagen-data guard` with args on a free loopback port
@@ -172,4 +176,134 @@ func TestEvalGuardEstimates(t *testing.T) {
 	if len(said) != 4 || probes != 3 || missing != 0 || valid != 2 || correct != 1 {
 		t.Errorf("%d answers, %d probes, %d missing, %d valid, %d right; want 4, 3, 0, 2, 1", len(said), probes, missing, valid, correct)
 	}
+}
+
+// loopAgents are the CLIs of the loop test: one per wire format the
+// server side of the loop cares about (Chat Completions, Anthropic).
+var loopAgents = []agenttest.Agent{agenttest.Qwen, agenttest.Claude}
+
+// runAgents runs each agent once through url, at the same time, and
+// requires that each exits 0.
+func runAgents(t *testing.T, url string, agents []agenttest.Agent) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, len(agents))
+	for i, a := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := agenttest.CLI{Agent: a, BaseURL: url, Prompt: agenttest.Prompts["three-calls"], Home: t.TempDir()}
+			res, err := c.Run(context.Background())
+			if err == nil && res.ExitCode != 0 {
+				err = fmt.Errorf("exit %d\n%s", res.ExitCode, res.Stderr)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("%s: %v", agents[i], err)
+		}
+	}
+}
+
+// ledgerSessions returns the session ids of a ledger directory, sorted.
+func ledgerSessions(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range files {
+		ids = append(ids, strings.TrimSuffix(filepath.Base(f), ".jsonl"))
+	}
+	return ids
+}
+
+// TestGuardTrainServeLoop closes the loop on one machine: Qwen Code and
+// Claude Code run through the guard (--policy log) against the stand-in
+// → build --input LEDGER → grpo train (tiny model, one SFT and one GRPO
+// epoch) → grpo serve → the same CLIs through a second guard whose
+// --estimator is that server. The second ledger's estimates must parse,
+// and for every probe that probes makes of the second ledger they must be
+// the answer text grpo eval gives offline for that probe.
+func TestGuardTrainServeLoop(t *testing.T) {
+	for _, a := range loopAgents {
+		if err := agenttest.Available(a); err != nil {
+			t.Skipf("agenttest: %v", err)
+		}
+	}
+	srv := ollamatest.Start(t)
+	t.Setenv("OLLAMA_HOST", strings.TrimPrefix(srv.Host, "http://"))
+	tmp := t.TempDir()
+	model := agenttest.StartModel(t, agenttest.Scripts["three-calls"])
+
+	// 1. The agents run under a logging guard.
+	first := filepath.Join(tmp, "ledger")
+	url, stop := startGuard(t, "--upstream", model.URL, "--policy", "log", "--budget", "100000", "--ledger", first)
+	runAgents(t, url, loopAgents)
+	if err, log := stop(); err != nil {
+		t.Fatalf("guard: %v\n%s", err, log)
+	}
+	sessions := ledgerSessions(t, first)
+	if len(sessions) != len(loopAgents) {
+		t.Fatalf("first ledger: sessions %v, want one per agent", sessions)
+	}
+
+	// 2. One run succeeded, one failed; build trains on both.
+	outcomes := filepath.Join(tmp, "outcomes.json")
+	os.WriteFile(outcomes, []byte(fmt.Sprintf(`{%q: true, %q: false}`, sessions[0], sessions[1])), 0o600)
+	data, run, cache := filepath.Join(tmp, "data"), filepath.Join(tmp, "run"), filepath.Join(tmp, "cache")
+	runGRPOApp(t, "build", "--input", first, "--success-file", outcomes, "--task", "swebench", "--out", data,
+		"--split-by", "trajectory", "--split", "50/50/0", "--balance-ratio", "0", "-q")
+	runGRPOApp(t, "grpo", "train", "--data", data, "--out", run, "--model", srv.Model,
+		"--sft-epochs", "1", "--epochs", "1", "--sft-batch", "4", "--batch", "4", "--cache", cache, "--name", "loop", "-q")
+
+	// 3. The trained head serves the second guard's estimates.
+	base, stopServe := serveGRPO(t, "--checkpoint", run, "--cache", cache, "--name", "loop")
+	second := filepath.Join(tmp, "ledger2")
+	url, stop = startGuard(t, "--upstream", model.URL, "--estimator", base, "--estimator-model", "loop",
+		"--policy", "log", "--wait", "--budget", "100000", "--ledger", second)
+	runAgents(t, url, loopAgents)
+	if err, log := stop(); err != nil {
+		t.Fatalf("second guard: %v\n%s", err, log)
+	}
+	if err, log := stopServe(); err != nil {
+		t.Fatalf("grpo serve: %v\n%s", err, log)
+	}
+	live, err := predict.ReadLedger(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]string{}
+	for _, p := range live {
+		if v := reward.Parse(p.Response).Kind; p.Failed() || (v != reward.Interval && v != reward.Impossible) {
+			t.Errorf("%s: estimate %q (error %q): want an interval or impossible", p.CustomID, p.Response, p.Error)
+		}
+		served[p.CustomID] = p.Response
+	}
+	// Four turns per run, an estimate after each.
+	if len(live) != 4*len(loopAgents) {
+		t.Errorf("second ledger: %d estimates, want %d", len(live), 4*len(loopAgents))
+	}
+
+	// 4. Offline, the same head answers the probes of the second ledger
+	// with the same text.
+	set, preds := filepath.Join(tmp, "live.parquet"), filepath.Join(tmp, "grpo-preds.jsonl")
+	runGRPOApp(t, "probes", "-q", "--task", "swebench", "--input", second, "--out", set, "--tokenizer", tokenizerPath(t))
+	runGRPOApp(t, "grpo", "eval", "--checkpoint", run, "--data", set, "--cache", cache, "--predictions-out", preds, "-q")
+	offline, _ := readAnswers(t, preds)
+	if len(offline) != 3*len(loopAgents) {
+		t.Errorf("probes of the second ledger: %d, want %d (after turns 1 to 3 of each run)", len(offline), 3*len(loopAgents))
+	}
+	kinds := map[string]int{}
+	for id, want := range offline {
+		kinds[want]++
+		if got, ok := served[id]; !ok || got != want {
+			t.Errorf("%s: the guard recorded %q (found %v), grpo eval answers %q", id, got, ok, want)
+		}
+	}
+	t.Logf("served answers: %v", kinds)
 }
