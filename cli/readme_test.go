@@ -112,6 +112,12 @@ var readmeNotRun = map[string]string{
 	"bagen-data grpo ":                                          "needs a running Ollama (TestGRPOEndToEnd runs grpo train and grpo eval)",
 	"bagen-data eval --compare zero/eval.json run/eval.json":    "compares the outputs of the grpo runs above",
 	"bagen-data reward serve":                                   "a server: TestRewardServeSecondSignal and the reward/server tests run it",
+	"bagen-data guard ":                                         "a server in front of a model: the guard package's tests and TestGuardTrainServeLoop run it",
+	"bagen-data eval --endpoint http://127.0.0.1:8788/v1":       "needs grpo serve running (TestGRPOServeEqualsEval runs it)",
+	"bagen-data build --input runs/":                            "illustrative: the reader's own guarded runs (TestGuardTrainServeLoop runs this loop)",
+	"bagen-data probes --task swebench --input runs":            "illustrative: the reader's own guarded runs (TestEvalGuardEstimates runs this chain)",
+	"bagen-data eval --data runs.parquet --predictions runs/":   "scores the probes of the reader's own ledger above (TestEvalGuardEstimates)",
+	"bagen-data eval --data live.parquet --predictions runs2/":  "scores the probes of the reader's own ledger above (TestGuardTrainServeLoop)",
 }
 
 // isSynopsis reports whether a line is a usage form ([optional],
