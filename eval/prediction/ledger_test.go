@@ -71,3 +71,28 @@ func TestReadLedger(t *testing.T) {
 		})
 	}
 }
+
+// FuzzReadLedger: any session file reads as predictions with probe ids
+// or fails with a *LineError; never a panic.
+func FuzzReadLedger(f *testing.F) {
+	f.Add([]byte(`{"bagen_guard":1,"event":"session","session":"s1"}` + "\n" +
+		`{"event":"estimate","session":"s1","after_turn":1,"response":"<answer>[1, 2]</answer>","verdict":"interval","interval":[1,2],"estimator_input_tokens":7}` + "\n" +
+		`{"event":"estimate","session":"s1","after_turn":2,"response":"","verdict":"unestimated","error":"down"}` + "\n"))
+	f.Add([]byte(`{"event":"estimate","session":"s1","after_turn":0}` + "\n{"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "s.jsonl"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		preds, err := ReadLedger(dir)
+		var le *LineError
+		if err != nil && !errors.As(err, &le) {
+			t.Fatalf("ReadLedger: %v is not a *LineError", err)
+		}
+		for _, p := range preds {
+			if p.CustomID == "" || p.Line < 1 || (p.Failed() && p.Response != "") {
+				t.Fatalf("ReadLedger: %+v", p)
+			}
+		}
+	})
+}
