@@ -105,13 +105,15 @@ func shellWords(s string) []string {
 var readmeNotRun = map[string]string{
 	"bagen-data convert -i runs/":                               "illustrative: the reader's own agent runs and harness report",
 	"bagen-data validate --max-examples 3 leaky/":               "illustrative: a dataset made leaky by hand to show the findings (exits 1 by design)",
+	"bagen-data validate --max-examples 2 edited":               "illustrative: make run's dataset edited with DuckDB to show a finding (exits 1 by design; TestValidateCatchesBreakages makes it)",
+	"bagen-data eval --endpoint http://127.0.0.1:8788/v1":       "needs grpo serve, which needs a running Ollama (TestGRPOServeEqualsEval runs it)",
 	"bagen-data validate handmade/":                             "illustrative: a hand-made file with wrong labels to show the findings (exits 1 by design)",
 	"bagen-data eval --data out/eval/test.parquet --endpoint":   "needs a Chat Completions server (vLLM, OpenAI)",
 	"bagen-data eval --compare --report compare.html qwen.json": "compares the outputs of the two endpoint runs above",
 	"bagen-data eval --data small/test.parquet --ollama":        "needs a running Ollama serving the tiny model (TestGRPOEndToEnd runs eval --ollama)",
-	"bagen-data grpo ":                                          "needs a running Ollama (TestGRPOEndToEnd runs grpo train and grpo eval)",
-	"bagen-data eval --compare zero/eval.json run/eval.json":    "compares the outputs of the grpo runs above",
-	"bagen-data reward serve":                                   "a server: TestRewardServeSecondSignal and the reward/server tests run it",
+	"bagen-data grpo ": "needs a running Ollama (TestGRPOEndToEnd runs grpo train and grpo eval)",
+	"bagen-data eval --compare zero/eval.json run/eval.json": "compares the outputs of the grpo runs above",
+	"bagen-data reward serve":                                "a server: TestRewardServeSecondSignal and the reward/server tests run it",
 }
 
 // isSynopsis reports whether a line is a usage form ([optional],
@@ -291,8 +293,10 @@ func readmeSandbox(t *testing.T) string {
 	if fileExists(tokenizer.DefaultPath()) {
 		os.Symlink(tokenizer.DefaultPath(), filepath.Join(dir, "qwen-tokenizer.json"))
 	}
-	abs, _ := filepath.Abs("../probes")
-	os.Symlink(abs, filepath.Join(dir, "probes"))
+	for _, d := range []string{"probes", "rollout"} {
+		abs, _ := filepath.Abs(filepath.Join("..", d))
+		os.Symlink(abs, filepath.Join(dir, d))
+	}
 	if r := bagen(t, dir, "build", "-q"); r.code != 0 {
 		t.Fatalf("make run's build: %s", r.stderr)
 	}
