@@ -361,3 +361,47 @@ func TestHelpUsageParses(t *testing.T) {
 		t.Errorf("checked %d usage lines, want at least 10", n)
 	}
 }
+
+// The README's flag table of build names every visible flag of build, and
+// only those.
+func TestREADMEBuildFlagTable(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, "| flag | default | meaning |")
+	if start < 0 {
+		t.Fatal("no build flag table in the README")
+	}
+	documented := map[string]bool{}
+	for _, row := range strings.Split(text[start:], "\n")[2:] {
+		if !strings.HasPrefix(row, "| ") {
+			break
+		}
+		first := strings.Split(row, "|")[1]
+		for _, m := range regexp.MustCompile("`(-{1,2}[a-z0-9-]+)").FindAllStringSubmatch(first, -1) {
+			documented[strings.TrimLeft(m[1], "-")] = true
+		}
+	}
+	flags := map[string]bool{}
+	for _, f := range Build.Flags {
+		if visible(f) {
+			for _, n := range f.Names() {
+				flags[n] = true
+			}
+		}
+	}
+	delete(flags, "help")
+	delete(flags, "h")
+	for n := range flags {
+		if !documented[n] {
+			t.Errorf("build %s is not in the README's flag table", dashed(n))
+		}
+	}
+	for n := range documented {
+		if !flags[n] {
+			t.Errorf("the README's flag table names %s, which build does not have", dashed(n))
+		}
+	}
+}
