@@ -20,7 +20,8 @@ var Convert = &ucli.Command{
 content, or --format) and writes one canonical JSONL line per trajectory: the
 messages as build reads them (tool calls rendered, observations joined into
 the user side), per_turn_api_tokens with input, output, reasoning and cached
-tokens as recorded, metadata.success and metadata.outcome_source (results,
+tokens as recorded (reasoning null where the log has no count, 0 where it
+records 0; retried calls of a turn beside them), metadata.success and metadata.outcome_source (results,
 score, exit_status or none). build and probes on that file give what they give
 on the inputs. The output is written atomically. The summary counts the
 trajectories, their turns (LLM calls) and the usage recorded for them.
@@ -136,6 +137,10 @@ func printConvertSummary(w io.Writer, out string, s rollout.Summary) {
 	if s.UsageTurns > 0 {
 		u := s.Usage
 		fmt.Fprintf(w, "usage: input %d (cached %d), output %d (reasoning %d)\n", u.Input, u.Cached, u.Output, u.Reasoning)
+	}
+	if s.Turns > 0 {
+		fmt.Fprintf(w, "reasoning count recorded on %d turn(s) (%d of them 0), absent on %d; %d retried call(s)\n",
+			s.ReasoningTurns, s.ZeroReasoning, s.Turns-s.ReasoningTurns, s.Retried)
 	}
 	outcomes := map[string]int{}
 	for k, v := range s.Outcomes {

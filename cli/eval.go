@@ -149,17 +149,22 @@ func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 	}
 	var stats predict.Stats
 	var failed *predict.FailedError
+	var keys map[string]string
 	if model != "" || endpoint != "" {
 		if endpoint != "" {
 			model = c.String("model")
 		}
-		if preds, stats, failed, err = ask(c, rows, model, endpoint); err != nil {
+		if preds, keys, stats, failed, err = ask(c, rows, model, endpoint); err != nil {
 			return eval.Run{}, nil, err
 		}
 	}
 	set, err := predict.ReadFile(preds)
 	if err != nil {
 		return eval.Run{}, nil, fmt.Errorf("eval: %w", err)
+	}
+	if keys != nil {
+		// The ledger may hold answers to other prompts under the same ids.
+		set = set.Only(keys)
 	}
 	if cut := set.Cut(); cut > 0 {
 		fmt.Fprintf(c.App.ErrWriter, "eval: %d answers in %s were cut off (token cap, or no done flag); scored as they are\n", cut, preds)
@@ -220,12 +225,13 @@ func checkJoin(c *ucli.Context, j eval.Matched, preds string) error {
 	return nil
 }
 
-// ask answers the probes the predictions log lacks and returns the log's
-// path, what this run spent and the probes that failed.
-func ask(c *ucli.Context, rows []dataset.RLRow, model, endpoint string) (string, predict.Stats, *predict.FailedError, error) {
+// ask answers the probes the predictions log has no answer for to the same
+// request (model, sampling, prompt) and returns the log's path, each
+// probe's request key, what this run spent and the probes that failed.
+func ask(c *ucli.Context, rows []dataset.RLRow, model, endpoint string) (string, map[string]string, predict.Stats, *predict.FailedError, error) {
 	client, err := modelClient(c, model, endpoint)
 	if err != nil {
-		return "", predict.Stats{}, nil, fmt.Errorf("eval: %w", err)
+		return "", nil, predict.Stats{}, nil, fmt.Errorf("eval: %w", err)
 	}
 	out := c.String("predictions-out")
 	if out == "" {
@@ -243,20 +249,25 @@ func ask(c *ucli.Context, rows []dataset.RLRow, model, endpoint string) (string,
 			bar.updateNote("ask "+model, int64(p.Done+p.Failed), int64(p.Total), note)
 		},
 	}
-	before, stats, err := predict.ResumeFile(c.Context, client, predict.ProbesOf(rows), out, model, opt)
+	probes := predict.ProbesOf(rows)
+	before, stats, err := predict.ResumeFile(c.Context, client, probes, out, model, opt)
 	bar.done()
 	var failed *predict.FailedError
 	switch {
 	case errors.Is(err, predict.ErrModel):
-		return "", stats, nil, fmt.Errorf("eval: %w (use another --predictions-out)", err)
+		return "", nil, stats, nil, fmt.Errorf("eval: %w (use another --predictions-out)", err)
 	case err != nil && !errors.As(err, &failed):
-		return "", stats, nil, fmt.Errorf("eval: %s: %w (answers so far are in %s; rerun to resume)", model, err, out)
+		return "", nil, stats, nil, fmt.Errorf("eval: %s: %w (answers so far are in %s; rerun to resume)", model, err, out)
 	}
 	if !c.Bool("quiet") {
-		fmt.Fprintf(c.App.ErrWriter, "eval: %d answers in %s (%d asked now, %d from before)\n",
-			before+stats.Answered, out, stats.Probes, before)
+		again := ""
+		if stats.Stale > 0 {
+			again = fmt.Sprintf("; %d asked again: their saved answers were to another prompt or sampling", stats.Stale)
+		}
+		fmt.Fprintf(c.App.ErrWriter, "eval: %d answers in %s (%d asked now, %d from before%s)\n",
+			before+stats.Answered, out, stats.Probes, before, again)
 	}
-	return out, stats, failed, nil
+	return out, predict.RequestKeys(client, model, probes), stats, failed, nil
 }
 
 // modelClient builds the Ollama or Chat Completions client the flags ask

@@ -56,6 +56,7 @@ var grpoTrain = &ucli.Command{
 		&ucli.Float64Flag{Name: "kl", Value: 0.05, Usage: "KL coefficient β of the k3 loss term (0: no KL term)"},
 		&ucli.Float64Flag{Name: "clip", Value: 0.2, Usage: "surrogate clip ε, in [0, 1) (0: no clipping, dual clip included)"},
 		&ucli.BoolFlag{Name: "drop-uniform-groups", Usage: "leave groups whose rewards are all equal out of the loss, KL term included (DAPO-style; default: kept with advantage 0, as verl)"},
+		&ucli.BoolFlag{Name: "center-only", Usage: "advantages r − mean, not divided by the group's std (verl's norm_adv_by_std_in_grpo=false, Dr. GRPO)"},
 		&ucli.IntFlag{Name: "hidden", Value: 64, Usage: "head MLP width"},
 		&ucli.IntFlag{Name: "bins", Value: grpo.DefaultBins, Usage: "log-spaced interval centre bins"},
 		seedFlag("of the weights, shuffles and sampling (0 is a seed like any other)"),
@@ -76,7 +77,7 @@ func grpoConfig(c *ucli.Context) (grpo.Config, error) {
 	cfg := grpo.Config{
 		Init: c.String("init"), SFTEpochs: grpo.Int(c.Int("sft-epochs")), Epochs: grpo.Int(c.Int("epochs")),
 		KL: grpo.Float(c.Float64("kl")), Clip: grpo.Float(c.Float64("clip")), Seed: c.Uint64("seed"),
-		DropUniformGroups: c.Bool("drop-uniform-groups"),
+		DropUniformGroups: c.Bool("drop-uniform-groups"), CenterOnly: c.Bool("center-only"),
 	}
 	ints := []struct {
 		flag     string

@@ -250,7 +250,7 @@ func (s *probeSummary) count(rs []probes.Replay) {
 		}
 		s.inputs[r.Inputs]++
 		for b, n := range r.Acc.Bases() {
-			s.bases[probes.Basis(b)] += n
+			s.bases[b] += n
 		}
 	}
 }

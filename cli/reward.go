@@ -51,8 +51,12 @@ var rewardServe = &ucli.Command{
 	Name:      "serve",
 	Usage:     "serve the rule reward over HTTP (OpenRLHF, slime, batch)",
 	UsageText: "bagen-data reward serve [--addr 127.0.0.1:8000] [--max-body 67108864] [--drain-grace 5s] [--log-requests]",
-	Description: `Routes: POST /get_reward (OpenRLHF --remote_rm_url), POST /slime (slime
---rm-url), POST /v1/rewards (batch), GET /healthz, GET /metrics (Prometheus).
+	Description: `Routes:
+  POST /get_reward   OpenRLHF: v0.10.2+ --reward.remote_url http://HOST/get_reward
+                     --data.label_key label; before v0.10.2 --remote_rm_url … --label_key label
+  POST /slime        slime: --rm-type remote_rm --rm-url http://HOST/slime --label-key label
+  POST /v1/rewards   batches of any size
+  GET /healthz, GET /metrics (Prometheus)
 ` + drainHelp,
 	Flags: append([]ucli.Flag{
 		&ucli.StringFlag{Name: "addr", Aliases: []string{"listen"}, Value: "127.0.0.1:8000", Usage: "listen `ADDRESS`"},

@@ -108,6 +108,13 @@ type Summary struct {
 	Turns      int      `json:"turns"`
 	UsageTurns int      `json:"usage_turns"`
 	Usage      UsageSum `json:"usage"`
+	// ReasoningTurns counts the turns whose reasoning count the log
+	// records, ZeroReasoning those of them where it is 0 (the accounting
+	// step trusts both and checks the others against the next request);
+	// Retried counts calls made again (each paid, see APITokens.Retried).
+	ReasoningTurns int `json:"reasoning_turns"`
+	ZeroReasoning  int `json:"reasoning_zero_turns"`
+	Retried        int `json:"retried_calls"`
 }
 
 // UsageSum adds up recorded usage: input and output over the turns that
@@ -138,6 +145,13 @@ func (s *Summary) add(rec Record, t Trajectory) {
 		}
 	}
 	for _, a := range t.API {
+		if a.Reasoning != nil {
+			s.ReasoningTurns++
+			if *a.Reasoning == 0 {
+				s.ZeroReasoning++
+			}
+		}
+		s.Retried += int(a.Retried.Calls)
 		if a.Input == Unrecorded || a.Output == Unrecorded {
 			continue
 		}

@@ -53,7 +53,7 @@ var Catalogue = []Entry{
 	{CheckLeakage, "prefix-leak", Error, "an eval prompt with completed turns that is in training data under another trajectory id"},
 	{CheckShape, "empty-chat", Error, "a row with no messages"},
 	{CheckShape, "roles", Error, "roles do not alternate user/assistant after an optional system message"},
-	{CheckShape, "empty-content", Error, "a message with empty content"},
+	{CheckShape, "empty-content", Error, "a system prompt, probe or SFT answer with empty content (history messages may be empty, as logged)"},
 	{CheckShape, "last-role", Error, "an SFT row not ending with the answer, or an RL prompt not ending with the probe"},
 	{CheckShape, "turn-count", Error, "a message count that does not match probe_after_turn"},
 

@@ -322,13 +322,20 @@ func TestBroken(t *testing.T) {
 			name: "empty content",
 			code: "empty-content",
 			edit: func(t *testing.T, dir string) string {
+				var probe string
 				editRL(t, evalPath(dir), func(rows []dataset.RLRow) []dataset.RLRow {
+					// An empty history message is as a log records a command
+					// without output: no finding. An empty probe is.
 					rows[index(t, rows, later)].Prompt[2].Content = " \n"
+					p := rows[len(rows)-1].Prompt
+					p[len(p)-1].Content = ""
+					probe = fmt.Sprintf("prompt[%d].content is empty (user)", len(p)-1)
 					return rows
 				})
-				return "prompt[2].content is empty (assistant)"
+				return probe
 			},
-			want: map[string]int{"empty-content": 1},
+			// The probe's usage and budget are gone with its text.
+			want: map[string]int{"empty-content": 1, "per-turn-tokens": 1, "budget-unstated": 1},
 		},
 		{
 			name: "prompt without the probe",
