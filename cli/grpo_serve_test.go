@@ -136,7 +136,7 @@ func TestGRPOServeEqualsEval(t *testing.T) {
 	data, out, cache := filepath.Join(tmp, "data"), filepath.Join(tmp, "run"), filepath.Join(tmp, "cache")
 	runGRPOApp(t, "build", "--input", grpoFixtures(t), "--out", data, "--probe-every", "6", "-q")
 	runGRPOApp(t, "grpo", "train", "--data", data, "--out", out, "--model", srv.Model,
-		"--sft-epochs", "4", "--sft-lr", "0.05", "--epochs", "1", "--sft-batch", "4", "--batch", "4", "--cache", cache, "--name", "served", "-q")
+		"--sft-epochs", "4", "--sft-lr", "0.05", "--epochs", "1", "--sft-batch", "4", "--batch", "4", "--cache", cache, "--name", "served", "--seed", "1", "-q")
 	testFile := filepath.Join(data, "eval", "test.parquet")
 	all := map[string]int{}
 	for i, ckpt := range []string{out, filepath.Join(out, grpo.CheckpointDir, "sft-04")} {
