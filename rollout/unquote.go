@@ -29,63 +29,62 @@ func unquoteFast(v []byte) (string, bool) {
 		return "", false
 	}
 	v = v[1 : len(v)-1]
-	// Up to the first escape or non-ASCII byte the text is copied as is.
-	i := 0
-	for i < len(v) && v[i] >= 0x20 && v[i] < utf8.RuneSelf && v[i] != '\\' && v[i] != '"' {
-		i++
+	// Valid UTF-8 is copied as is; json.Unmarshal replaces invalid bytes.
+	if !utf8.Valid(v) {
+		return "", false
 	}
+	i := plainRun(v)
 	if i == len(v) {
 		return string(v), true
 	}
-	out := make([]byte, i, len(v))
-	copy(out, v[:i])
-	for i < len(v) {
-		c := v[i]
-		switch {
-		case c == '"' || c < 0x20:
+	out := make([]byte, 0, len(v))
+	for {
+		out = append(out, v[:i]...)
+		v = v[i:]
+		if len(v) == 0 {
+			return string(out), true
+		}
+		if v[0] != '\\' || len(v) < 2 { // a quote or a control character
 			return "", false
-		case c == '\\':
-			if i+1 >= len(v) {
+		}
+		n := 2
+		switch v[1] {
+		case '"', '\\', '/':
+			out = append(out, v[1])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(v[2:])
+			if !ok || utf8.RuneLen(r) < 0 { // a surrogate: pairs are json's
 				return "", false
 			}
-			switch v[i+1] {
-			case '"', '\\', '/':
-				out = append(out, v[i+1])
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, ok := hex4(v[i+2:])
-				if !ok || utf8.RuneLen(r) < 0 { // a surrogate: pairs are json's
-					return "", false
-				}
-				out = utf8.AppendRune(out, r)
-				i += 6
-				continue
-			default:
-				return "", false
-			}
-			i += 2
-		case c < utf8.RuneSelf:
-			out = append(out, c)
-			i++
+			out = utf8.AppendRune(out, r)
+			n = 6
 		default:
-			r, n := utf8.DecodeRune(v[i:])
-			if r == utf8.RuneError && n == 1 {
-				return "", false
-			}
-			out = append(out, v[i:i+n]...)
-			i += n
+			return "", false
+		}
+		v = v[n:]
+		i = plainRun(v)
+	}
+}
+
+// plainRun is the length of v's prefix that a JSON string holds as is:
+// no quote, backslash or control character.
+func plainRun(v []byte) int {
+	for i, c := range v {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return i
 		}
 	}
-	return string(out), true
+	return len(v)
 }
 
 // hex4 reads the four hex digits of a \u escape.

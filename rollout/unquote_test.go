@@ -58,3 +58,35 @@ func FuzzUnquoteString(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, v []byte) { checkUnquote(t, v) })
 }
+
+// BenchmarkUnquoteString decodes a Sokoban-like observation (ASCII with
+// \n escapes and a non-ASCII rune) the way the readers do, against
+// json.Unmarshal into a string.
+func BenchmarkUnquoteString(b *testing.B) {
+	var text []byte
+	for range 8 {
+		text = append(text, "#__X_OP_\n"...)
+	}
+	text = append(text, "Player (1, 2) → boxes [(3, 4)]. You can push but not pull boxes. (reward: -0.1)"...)
+	lit, err := json.Marshal(string(text))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("unquoteString", func(b *testing.B) {
+		b.SetBytes(int64(len(lit)))
+		for b.Loop() {
+			if _, err := unquoteString(lit); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json.Unmarshal", func(b *testing.B) {
+		b.SetBytes(int64(len(lit)))
+		for b.Loop() {
+			var s string
+			if err := json.Unmarshal(lit, &s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
