@@ -313,3 +313,186 @@ func TestChainEarlyStop(t *testing.T) {
 		chainEarlyStop(t, dir, tc.data, tc.name, tc.stop, tc.failed, tc.saved)
 	}
 }
+
+// definitionAnswer is the i-th answer kind of TestChainDefinitions for a
+// probe whose ground truth is gt: the truth itself, "impossible", the
+// ground truth reversed, a scalar, full-width digits, a Python white-space
+// separator around the truth, or nothing parseable.
+func definitionAnswer(i int, gt string, r int64) (answer string, valid bool) {
+	lo, hi, interval := strings.Cut(strings.Trim(gt, "[]"), ", ")
+	switch i % 7 {
+	case 0:
+		return gt, true
+	case 1:
+		return "impossible", true
+	case 2:
+		if !interval {
+			return "impossible", true
+		}
+		return "[" + hi + ", " + lo + "]", hi == lo
+	case 3:
+		return fmt.Sprint(r), false
+	case 4:
+		return "[１００, ２００]", true
+	case 5:
+		return "\x1c" + gt + "\x1f", true
+	}
+	return "about " + fmt.Sprint(r), false
+}
+
+// TestChainDefinitions recomputes from the files build and probes write the
+// numbers whose definitions eval once missed: Format valid (impossible or
+// a well-formed interval, answers read as the reference reads them), the
+// n of MRE P50/P90 (intervals on possible probes with r > 0), the n of
+// F1@1 (the probes at the set's first position: p = 0 in build's sets,
+// k = 1 in a subsampled SWE-bench replay set), the bagen-v1 summary in the
+// HTML report, and the join checks (no prediction matches; --strict).
+func TestChainDefinitions(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	if _, stderr, err := runReward(t.Context(), "build", "-q", "--out", out, "--tokenizer", tokenizerPath(t)); err != nil {
+		t.Fatalf("build: %v\n%s", err, stderr)
+	}
+	swe := filepath.Join(dir, "swebench.parquet")
+	if _, stderr, err := runReward(t.Context(), "probes", "-q", "--task", "swebench", "--input", filepath.Join("..", "probes", "testdata", "replay", "swebench.jsonl"),
+		"--budget", "median", "--max-samples", "128", "--out", swe, "--tokenizer", tokenizerPath(t)); err != nil {
+		t.Fatalf("probes --task swebench: %v\n%s", err, stderr)
+	}
+	for _, tc := range []struct {
+		data  string
+		first int64 // the set's first probe position
+		n     int   // probes there (pinned)
+	}{{filepath.Join(out, dataset.EvalFile), 0, 32}, {swe, 1, 13}} {
+		rows, err := dataset.ReadRL(tc.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		var valid, mre, first int
+		for i, r := range rows {
+			x := r.ExtraInfo
+			answer, ok := definitionAnswer(i, r.RewardModel.GroundTruth, x.RemainingTokens)
+			if ok {
+				valid++
+			}
+			if ok && x.IsPossible && x.RemainingTokens > 0 && answer != "impossible" {
+				mre++
+			}
+			if x.ProbeAfterTurn == tc.first {
+				first++
+			}
+			line, _ := json.Marshal(map[string]string{"custom_id": x.CustomID, "response": "<answer>" + answer + "</answer>"})
+			b.Write(append(line, '\n'))
+		}
+		name := strings.TrimSuffix(filepath.Base(tc.data), ".parquet")
+		preds, js, html := filepath.Join(dir, name+".jsonl"), filepath.Join(dir, name+".json"), filepath.Join(dir, name+".html")
+		os.WriteFile(preds, []byte(b.String()), 0o644)
+		if _, stderr, err := runReward(t.Context(), "eval", "--data", tc.data, "--predictions", preds, "--bootstrap", "0",
+			"--compat", "bagen-v1", "--json", js, "--report", html); err != nil {
+			t.Fatalf("eval --data %s: %v\n%s", tc.data, err, stderr)
+		}
+		run, err := eval.ReadRun(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := run.Metrics
+		t.Logf("%s: format valid %d/%d, MRE n %d, F1@1 n %d", name, valid, len(rows), mre, first)
+		if m.Probes != len(rows) || m.FormatValid != eval.Num(float64(valid)/float64(len(rows))) || m.MRECount != mre ||
+			m.FirstTurnProbes != first || first != tc.n {
+			t.Errorf("%s: format valid %v, MRE n %d, F1@1 n %d; the file gives %d/%d, %d, %d (want %d)",
+				tc.data, float64(m.FormatValid), m.MRECount, m.FirstTurnProbes, valid, len(rows), mre, first, tc.n)
+		}
+		page, _ := os.ReadFile(html)
+		var v1 strings.Builder
+		m.BagenV1.WriteText(&v1)
+		if m.BagenV1 == nil || !strings.Contains(string(page), v1.String()) {
+			t.Errorf("%s: the report lacks the bagen-v1 summary %q", html, v1.String())
+		}
+	}
+	ev := filepath.Join(out, dataset.EvalFile)
+	foreign, partial := filepath.Join(dir, "foreign.jsonl"), filepath.Join(dir, "partial.jsonl")
+	os.WriteFile(foreign, []byte(`{"custom_id":"elsewhere_probe_after_turn_0","response":"<answer>impossible</answer>"}`+"\n"), 0o644)
+	rows, _ := dataset.ReadRL(ev)
+	line, _ := json.Marshal(map[string]string{"custom_id": rows[0].ExtraInfo.CustomID, "response": "<answer>impossible</answer>"})
+	os.WriteFile(partial, append(line, '\n'), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--predictions", foreign}, "eval: no probe of " + ev + " has a prediction in " + foreign + ": 245 probes, 245 without a prediction"},
+		{[]string{"--predictions", partial, "--strict"}, "eval: --strict: " + ev + " and " + partial + " do not match one to one: 245 probes, 244 without a prediction"},
+	} {
+		_, _, err := runReward(t.Context(), append([]string{"eval", "--data", ev, "--bootstrap", "0"}, tc.args...)...)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("eval %v: got %v, want an error starting %q", tc.args, err, tc.want)
+		}
+	}
+	if _, _, err := runReward(t.Context(), "eval", "--data", ev, "--bootstrap", "0", "--predictions", partial); err != nil {
+		t.Errorf("eval with one prediction, not --strict: %v", err)
+	}
+}
+
+// sessionVerdicts are outcomes for the real Claude Code, Codex and Qwen
+// Code sessions in rollout/testdata/sessions, by session id: each CLI has
+// one success and one failure among its multi-call sessions.
+const sessionVerdicts = `{
+"e2323acd-98c8-4d42-8347-1e2b64689996": true, "2c8371eb-6655-44a1-bc69-725b3de75e99": false, "3bebed2d-f54f-4e89-83a6-dd5d114f9285": true,
+"01a211cb-48e1-7dd0-a3ef-02099778bec5": true, "01a211cb-4c62-71f3-80b3-61befb1d2c6b": true, "01a211cb-515e-74d1-a384-1d58f2e0d586": false,
+"72bb854e-3fe8-407f-8aa0-0393bc89befb": false, "94bca818-e300-4748-8c37-ce37568c6f0c": true, "c26a83cc-9552-4453-aa7a-48f705d08baf": true}`
+
+// TestChainLogFormats runs the chain on every agent-log format of
+// rollout/testdata at once (mini-swe-agent, SWE-agent, OpenHands both
+// ways, Inspect, Harbor ATIF and the real Claude Code, Codex and Qwen Code
+// sessions): build on the logs and build on convert's canonical JSONL
+// write the same bytes; validate --strict accepts the build (an OpenHands
+// command without output leaves an empty observation in the history); eval
+// and reward score agree on it, and eval's early stop is the one the
+// file's extra_info gives.
+func TestChainLogFormats(t *testing.T) {
+	dir := t.TempDir()
+	verdicts := filepath.Join(dir, "verdicts.json")
+	if err := os.WriteFile(verdicts, []byte(sessionVerdicts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := []string{"--prefix-ids", "--results", "../rollout/testdata/report.json", "--success-file", verdicts}
+	for _, d := range []string{"mini0", "mini1", "mini2", "openhands", "sweagent", "inspect", "harbor", "sessions"} {
+		logs = append(logs, "-i", "../rollout/testdata/"+d)
+	}
+	canon := filepath.Join(dir, "canonical.jsonl")
+	if _, stderr, err := runReward(t.Context(), append([]string{"convert", "-q", "--out", canon}, logs...)...); err != nil {
+		t.Fatalf("convert: %v\n%s", err, stderr)
+	}
+	opts := []string{"build", "-q", "--task", "swebench", "--budget", "20000", "--tokenizer", tokenizerPath(t)}
+	direct, converted := filepath.Join(dir, "direct"), filepath.Join(dir, "converted")
+	if _, stderr, err := runReward(t.Context(), append(append(opts, "--out", direct), logs...)...); err != nil {
+		t.Fatalf("build on the logs: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := runReward(t.Context(), append(opts, "--out", converted, "-i", canon)...); err != nil {
+		t.Fatalf("build on convert's output: %v\n%s", err, stderr)
+	}
+	for _, f := range []string{dataset.SFTFile, dataset.RLFile, dataset.EvalFile} {
+		a, errA := os.ReadFile(filepath.Join(direct, f))
+		b, errB := os.ReadFile(filepath.Join(converted, f))
+		if errA != nil || errB != nil || string(a) != string(b) {
+			t.Errorf("%s: build on the logs and on convert's output differ (%v, %v)", f, errA, errB)
+		}
+	}
+	if stdout, _, err := runReward(t.Context(), "validate", "--strict", "--tokenizer", tokenizerPath(t), direct); err != nil {
+		t.Fatalf("validate --strict %s: %v\n%s", direct, err, stdout)
+	}
+	rl, ev := filepath.Join(direct, dataset.RLFile), filepath.Join(direct, dataset.EvalFile)
+	preds := filepath.Join(dir, "preds.jsonl")
+	chainPredictions(t, preds, rl, ev)
+	chainScore(t, dir, rl, preds, 26, "0.1998")
+	chainScore(t, dir, ev, preds, 8, "0.1900")
+	always := func(dataset.ExtraInfo) bool { return true }
+	halfway := func(x dataset.ExtraInfo) bool { return 2*x.ProbeAfterTurn >= x.TotalTurns }
+	// The eval split's failed runs are mini-swe-agent's sympy-11400
+	// (56 + 59 tokens, 34 left after turn 1 of 2) and the OpenHands
+	// trajectory (51 + 1351, 71 left after turn 2 of 3).
+	chainEarlyStop(t, dir, ev, "logs-impossible", always, 115+1402, 59+1351)
+	chainEarlyStop(t, dir, ev, "logs-halfway", halfway, 115+1402, 34+71)
+	// The RL split's are mini-swe-agent's astropy-12907, the Claude Code
+	// three-call session and an Inspect sample, each from its first probe.
+	chainEarlyStop(t, dir, rl, "logs-rl-impossible", always, 211+2474+106, 161+123+58)
+}

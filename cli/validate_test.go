@@ -24,7 +24,7 @@ func validateFixture(t *testing.T) string {
 		usage := "(no turns completed yet)"
 		return dataset.RLRow{
 			DataSource: "budget_probe_sokoban", Ability: "budget_estimation",
-			Prompt:      []dataset.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "grid of " + traj + "\n\n" + usage + " budget 2500"}},
+			Prompt:      []dataset.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "grid of " + traj + "\n\n" + usage + " Finish within 2500 tokens."}},
 			RewardModel: dataset.RewardModel{Style: "rule", GroundTruth: "[70, 130]"},
 			ExtraInfo: dataset.ExtraInfo{CustomID: id, TrajectoryID: traj, Split: split, TotalTurns: 2,
 				TokensUsed: 50, RemainingTokens: 100, IsPossible: true, Budget: 2500, Margin: float64(2500-150) / 2500},
@@ -64,9 +64,11 @@ func TestValidateCommand(t *testing.T) {
 		}
 	}
 
-	stdout, _, err = runReward(context.Background(), "validate", "--json", "--max-examples", "1", dir)
+	report := filepath.Join(t.TempDir(), "report.json")
+	_, _, err = runReward(context.Background(), "validate", "--json", report, "--max-examples", "1", dir)
 	var r validate.Report
-	if jerr := json.Unmarshal([]byte(stdout), &r); jerr != nil || err == nil || r.Errors != 2 || len(r.Findings[0].Examples) != 1 {
+	raw, _ := os.ReadFile(report)
+	if jerr := json.Unmarshal(raw, &r); jerr != nil || err == nil || r.Errors != 2 || len(r.Findings[0].Examples) != 1 {
 		t.Errorf("--json: %v, %v; report %+v", err, jerr, r)
 	}
 

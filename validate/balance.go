@@ -66,34 +66,39 @@ func (v *validator) balance(f *file, s FileSummary) {
 		say(Warning, "manifest-counts", "class counts differ from the manifest's",
 			fmt.Sprintf("%d possible, %d impossible; manifest says %d, %d", s.Possible, s.Impossible, ms.Rows.Possible, ms.Rows.Impossible))
 	}
-	dups := duplicates(f)
+	dups, impDups := duplicates(f)
 	train := f.split == dataset.SplitSFT || f.split == dataset.SplitRL
 	switch {
 	case dups == 0:
 	case known && ms.Duplicates == dups:
 		say(Info, "oversampled", "duplicate rows (oversampled possible probes, as the manifest records)", fmt.Sprintf("%s: %d duplicate rows", f.split, dups))
-	case train && v.manifest == nil:
-		say(Info, "oversampled", "duplicate rows (possible probes are oversampled in training splits)", fmt.Sprintf("%s: %d duplicate rows", f.split, dups))
+	case train && v.manifest == nil && impDups == 0:
+		say(Info, "oversampled", "duplicate rows (possible probes are oversampled in training splits)", fmt.Sprintf("%s: %d duplicate rows, all possible", f.split, dups))
 	default:
-		say(Warning, "duplicates", "rows repeating an earlier row's custom_id", fmt.Sprintf("%d duplicate rows", dups))
+		say(Warning, "duplicates", "rows repeating an earlier row's custom_id beyond what the manifest records (build duplicates possible probes only)",
+			fmt.Sprintf("%d duplicate rows (%d possible, %d impossible)", dups, dups-impDups, impDups))
 	}
 }
 
-// duplicates counts rows whose custom_id appeared earlier in the file.
-func duplicates(f *file) int {
+// duplicates counts rows whose custom_id appeared earlier in the file, and
+// how many of them are impossible probes (SFT: answer "impossible").
+func duplicates(f *file) (n, impossible int) {
 	seen := map[string]bool{}
-	n := 0
-	count := func(id string) {
+	count := func(id string, possible bool) {
 		if seen[id] {
 			n++
+			if !possible {
+				impossible++
+			}
 		}
 		seen[id] = true
 	}
 	for _, r := range f.sft {
-		count(r.CustomID)
+		possible, _ := sftClass(r)
+		count(r.CustomID, possible)
 	}
 	for _, r := range f.rl {
-		count(r.ExtraInfo.CustomID)
+		count(r.ExtraInfo.CustomID, r.ExtraInfo.IsPossible)
 	}
-	return n
+	return n, impossible
 }

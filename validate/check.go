@@ -16,6 +16,7 @@ func (v *validator) checkFile(f *file) {
 		v.checkRLLabels(f, i, row)
 		v.checkShape(f, at, row.Prompt, row.ExtraInfo.ProbeAfterTurn, true)
 		traj := trajectoryOf(row)
+		v.checkRowAgainstPrompt(f, at, traj, row)
 		if !f.probeSet {
 			v.recordTrajectory(f.split, traj, at)
 			if f.split != dataset.SplitEval {
@@ -28,6 +29,10 @@ func (v *validator) checkFile(f *file) {
 		at := loc{file: f.path, row: i, id: row.CustomID}
 		p, pOK := v.checkSFTLabels(f, i, row)
 		v.checkShape(f, at, row.Messages, p, pOK)
+		v.checkSFTBudget(f, at, row)
+		if pOK {
+			v.recordSFTProbe(at, row, p)
+		}
 		traj := dataset.TrajectoryOf(row.CustomID)
 		v.recordTrajectory(f.split, traj, at)
 		if n := len(row.Messages); n > 0 {
@@ -42,6 +47,7 @@ func (v *validator) checkFile(f *file) {
 // the longest prompt.
 func (v *validator) crossChecks(files []*file) {
 	v.leakage(files)
+	v.sftTruths()
 	for _, f := range files {
 		if f.checked {
 			v.balance(f, v.summary(f))
@@ -52,4 +58,18 @@ func (v *validator) crossChecks(files []*file) {
 			fmt.Sprintf("longest prompt (limit %d; ChatML framing counted as %d tokens per message + %d)", v.cfg.MaxPromptTokens, framingPerMessage, framingGeneration),
 			v.longLoc.example(fmt.Sprintf("%d tokens", v.longest)))
 	}
+}
+
+// checkRowAgainstPrompt checks an RL, eval or probe-set row's columns
+// against what its prompt says and against the task: the budget the
+// prompt states, the trajectory's one budget, the routing columns and,
+// with a tokenizer, the token counts of the prompt's own messages.
+func (v *validator) checkRowAgainstPrompt(f *file, at loc, traj string, row dataset.RLRow) {
+	v.checkRouting(f, at, row)
+	if isWarehouse(row) {
+		return
+	}
+	v.checkPromptBudget(f, at, row.ExtraInfo.Budget, row.Prompt)
+	v.checkTrajectoryBudget(f, at, traj, row.ExtraInfo.Budget)
+	v.checkCountedTokens(f, at, row)
 }

@@ -15,6 +15,19 @@
 // tokens_used + remaining_tokens ≤ budget and tokens_used + remaining_tokens
 // is the same at every probe of a trajectory.
 //
+// What a row's columns say is also checked against what its prompt says:
+// the budget column against the "within N tokens" the probe states (the
+// label was decided with one, the model is told the other), one budget
+// per trajectory, data_source and ability against the task and the reward
+// routing and, with a Counter, tokens_used − Σ per_turn_tokens against the
+// system message's own token count. SFT rows carry no truth column, so
+// their answers are checked against each other as RL labels are against
+// extra_info: one class per trajectory, each estimate the width's target
+// of the trajectory's remaining tokens at that probe (remaining + Σ
+// per_turn_tokens is one number per trajectory), and a possible trajectory
+// within its budget. Catalogue lists every finding by level; Config.Strict
+// makes every warning an error.
+//
 // # Probe sets
 //
 // The benchmark probe sets of `bagen-data probes` (rollout replay) are

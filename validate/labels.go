@@ -214,8 +214,8 @@ func (v *validator) checkSystemTokens(f *file, at loc, sys int64) {
 		return
 	}
 	for first, fl := range seen {
-		v.fs.add(CheckLabels, Warning, "system-tokens", "",
-			"tokens_used − Σ per_turn_tokens (the system prompt's tokens) differs between rows",
+		v.fs.add(CheckLabels, Error, "system-tokens", "",
+			"tokens_used − Σ per_turn_tokens (the system prompt's tokens, one count per build) differs between rows",
 			at.example(fmt.Sprintf("%d here, %d at %s row %d", sys, first, fl.file, fl.row)))
 		break
 	}

@@ -90,9 +90,26 @@ func (v *validator) leakage(files []*file) {
 				continue
 			}
 			msg := fmt.Sprintf("same prompt as %s row %d (%s)", tp.first.file, tp.first.row, tp.first.id)
+			if completedTurns(row.Prompt) {
+				v.fs.add(CheckLeakage, Error, "prefix-leak", f.path,
+					"eval prompts with completed turns identical to a training prompt of another trajectory id: the same trajectory prefix under two ids (one log read twice, rows copied)",
+					at.example(msg+", completed turns included"))
+				continue
+			}
 			v.fs.add(CheckLeakage, Warning, "prompt-repeat", f.path,
-				"eval prompts identical to a training prompt of another trajectory (the same start state rolled out more than once): a model can answer them from memory",
-				at.example(msg))
+				"eval start-state prompts (no completed turn) identical to a training prompt of another trajectory: one start state rolled out more than once, which a model can answer from memory",
+				at.example(msg+", a start state"))
 		}
 	}
+}
+
+// completedTurns reports a prompt that shows an assistant turn: two
+// trajectories that share it share more than a start state.
+func completedTurns(msgs []dataset.Message) bool {
+	for _, m := range msgs {
+		if m.Role == "assistant" {
+			return true
+		}
+	}
+	return false
 }

@@ -14,7 +14,8 @@ type Level string
 const (
 	// Error fails validation (exit status 1).
 	Error Level = "error"
-	// Warning is reported but does not fail validation.
+	// Warning is reported but does not fail validation, unless
+	// Config.Strict.
 	Warning Level = "warning"
 	// Info is context, such as an inferred width.
 	Info Level = "info"
@@ -51,7 +52,9 @@ type Finding struct {
 	// Summary says what is wrong in general; Examples say where.
 	Summary string `json:"summary"`
 	// Count is how many rows (or files, or trajectories) offend.
-	Count    int       `json:"count"`
+	Count int `json:"count"`
+	// Strict marks a warning made an error by Config.Strict.
+	Strict   bool      `json:"strict,omitempty"`
 	Examples []Example `json:"examples"`
 }
 
@@ -114,7 +117,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "width: %s (%s)\n", r.Width, r.WidthSource)
 	}
 	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "\n%s [%s/%s] %s (%d)\n", strings.ToUpper(string(f.Level)), f.Check, f.Code, f.Summary, f.Count)
+		level := strings.ToUpper(string(f.Level))
+		if f.Strict {
+			level += " (a warning; --strict)"
+		}
+		fmt.Fprintf(&b, "\n%s [%s/%s] %s (%d)\n", level, f.Check, f.Code, f.Summary, f.Count)
 		for _, e := range f.Examples {
 			fmt.Fprintf(&b, "  %s\n", e)
 		}
@@ -173,9 +180,13 @@ func (fs *findings) add(check Check, level Level, code, key, summary string, e E
 var checkOrder = map[Check]int{CheckSchema: 0, CheckLabels: 1, CheckLeakage: 2, CheckShape: 3, CheckBalance: 4, CheckSize: 5}
 var levelOrder = map[Level]int{Error: 0, Warning: 1, Info: 2}
 
-// report orders the findings (by level, then check, then first seen) into r.
-func (fs *findings) report(r *Report) {
+// report orders the findings (by level, then check, then first seen) into
+// r; strict makes every warning an error.
+func (fs *findings) report(r *Report, strict bool) {
 	for _, f := range fs.list {
+		if strict && f.Level == Warning {
+			f.Level, f.Strict = Error, true
+		}
 		r.Findings = append(r.Findings, *f)
 		switch f.Level {
 		case Error:

@@ -9,7 +9,10 @@ import (
 
 // checkShape checks a chat: an optional system message, then user and
 // assistant strictly alternating from user (verl's multi-turn SFT needs
-// it), no empty content, the right last role (assistant for SFT, user for
+// it), no empty system prompt, probe or SFT answer (build writes those
+// itself; history messages are as the log recorded them, and a command
+// without output or a call with only hidden reasoning leaves one empty),
+// the right last role (assistant for SFT, user for
 // RL prompts) and, when p is known, the number of messages build writes for
 // a probe after p turns.
 func (v *validator) checkShape(f *file, at loc, msgs []dataset.Message, p int64, pOK bool) {
@@ -27,9 +30,13 @@ func (v *validator) checkShape(f *file, at loc, msgs []dataset.Message, p int64,
 	if msg := alternation(column, msgs); msg != "" {
 		add("roles", "roles do not alternate user/assistant after an optional system message", msg)
 	}
-	for i, m := range msgs {
-		if strings.TrimSpace(m.Content) == "" {
-			add("empty-content", "messages with empty content", fmt.Sprintf("%s[%d].content is empty (%s)", column, i, m.Role))
+	own := []int{len(msgs) - 1}
+	if msgs[0].Role == "system" {
+		own = append(own, 0)
+	}
+	for _, i := range own {
+		if m := msgs[i]; strings.TrimSpace(m.Content) == "" {
+			add("empty-content", "system prompts, probes or SFT answers with empty content", fmt.Sprintf("%s[%d].content is empty (%s)", column, i, m.Role))
 			break
 		}
 	}

@@ -28,6 +28,9 @@ type Config struct {
 	// MaxPromptTokens is the prompt length to warn above; zero means 8192
 	// (verl's max_prompt_length in the paper's runs).
 	MaxPromptTokens int
+	// Strict makes every warning an error, for CI; false reports warnings
+	// without failing.
+	Strict bool
 }
 
 // Defaults of Config's zero fields.
@@ -84,7 +87,7 @@ func Run(ctx context.Context, paths []string, cfg Config) (*Report, error) {
 	} else if w := firstProbeWidth(files); w != nil {
 		r.Width, r.WidthSource = w.Text, "inferred"
 	}
-	v.fs.report(r)
+	v.fs.report(r, cfg.Strict)
 	return r, nil
 }
 
@@ -101,6 +104,9 @@ type validator struct {
 	inSplit  map[string]map[string]loc // split → trajectory → first row
 	prompts  map[[32]byte]*trainPrompt // train prompt → where it occurs
 	sysCount map[string]map[int64]loc  // group → tokens_used − Σ per_turn_tokens → first row
+	budgets  map[string]budgetSeen     // group, trajectory → first budget seen
+	sftTrajs map[string]*sftTraj       // SFT trajectory → its probes
+	sftOrder []string                  // SFT trajectories in order of first row
 	longest  int
 	longLoc  loc
 }
@@ -126,7 +132,8 @@ func newValidator(cfg Config) *validator {
 		cfg: cfg, fs: newFindings(cfg.MaxExamples),
 		trajs: map[string]*trajState{}, splits: map[string][]trajLoc{},
 		inSplit: map[string]map[string]loc{}, prompts: map[[32]byte]*trainPrompt{},
-		sysCount: map[string]map[int64]loc{},
+		sysCount: map[string]map[int64]loc{}, budgets: map[string]budgetSeen{},
+		sftTrajs: map[string]*sftTraj{},
 	}
 }
 

@@ -249,7 +249,8 @@ func TestBroken(t *testing.T) {
 				})
 				return msg
 			},
-			want: map[string]int{"budget-rule": 14},
+			// The prompts still say 2500.
+			want: map[string]int{"budget-rule": 14, "prompt-budget": 14},
 		},
 		{
 			name: "margin",
@@ -321,13 +322,20 @@ func TestBroken(t *testing.T) {
 			name: "empty content",
 			code: "empty-content",
 			edit: func(t *testing.T, dir string) string {
+				var probe string
 				editRL(t, evalPath(dir), func(rows []dataset.RLRow) []dataset.RLRow {
+					// An empty history message is as a log records a command
+					// without output: no finding. An empty probe is.
 					rows[index(t, rows, later)].Prompt[2].Content = " \n"
+					p := rows[len(rows)-1].Prompt
+					p[len(p)-1].Content = ""
+					probe = fmt.Sprintf("prompt[%d].content is empty (user)", len(p)-1)
 					return rows
 				})
-				return "prompt[2].content is empty (assistant)"
+				return probe
 			},
-			want: map[string]int{"empty-content": 1},
+			// The probe's usage and budget are gone with its text.
+			want: map[string]int{"empty-content": 1, "per-turn-tokens": 1, "budget-unstated": 1},
 		},
 		{
 			name: "prompt without the probe",
@@ -426,7 +434,7 @@ func TestBroken(t *testing.T) {
 				editRL(t, evalPath(dir), func(rows []dataset.RLRow) []dataset.RLRow {
 					j := index(t, rows, first)
 					rows[j].Prompt = train[i].Prompt
-					msg = fmt.Sprintf("same prompt as %s row %d (%s)", rlPath(dir), i, train[i].ExtraInfo.CustomID)
+					msg = fmt.Sprintf("same prompt as %s row %d (%s), a start state", rlPath(dir), i, train[i].ExtraInfo.CustomID)
 					return rows
 				})
 				return msg
@@ -440,7 +448,7 @@ func TestBroken(t *testing.T) {
 				editRL(t, evalPath(dir), func(rows []dataset.RLRow) []dataset.RLRow {
 					return append(rows, rows[5])
 				})
-				return "1 duplicate rows"
+				return "1 duplicate rows (0 possible, 1 impossible)"
 			},
 			want: map[string]int{"duplicates": 1, "manifest-counts": 1},
 		},

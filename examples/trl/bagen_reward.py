@@ -5,7 +5,13 @@
     trainer = GRPOTrainer(model=..., reward_funcs=bagen_reward, train_dataset=ds)
 
 The dataset needs a "label" column (as `bagen-data build` writes it); TRL
-passes every dataset column to reward functions as a keyword list. Start
+passes every dataset column to reward functions as a keyword list. Read in
+huggingface/trl at v1.9.0 (35def3ee000a87f6839e66f4b7749b06274ed1b3):
+trl/trainer/grpo_trainer.py, _calculate_rewards calls
+reward_func(prompts=..., completions=..., completion_ids=..., **columns)
+with every column but prompt (data_source, ability, reward_model,
+extra_info, label) as lists and trainer_state, log_extra and log_metric;
+conversational completions are lists of messages. Start
 the server first: bagen-data reward serve --addr 127.0.0.1:8000 (set
 BAGEN_REWARD_URL to point elsewhere). Standard library only.
 """

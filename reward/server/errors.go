@@ -29,6 +29,19 @@ var (
 	ErrDrainTimeout = httpd.ErrDrainTimeout
 )
 
+// Hints for a request without its label: each trainer sends the label
+// column only when told which column holds it.
+const (
+	openRLHFLabelHint = "start OpenRLHF with --data.label_key label (v0.10.2 and later; --label_key label before) so that it sends the label column"
+	slimeLabelHint    = "start slime with --label-key label (and --rm-type remote_rm) so that it sends the label column"
+)
+
+// errNoLabel is a label the trainer did not send; hint says which flag
+// sends it.
+type errNoLabel struct{ what, hint string }
+
+func (e errNoLabel) Error() string { return e.what + "; " + e.hint }
+
 // FieldError is a request field that cannot be read: Path names the field
 // and index, as in "labels[3]" or "items[0].remaining_tokens".
 type FieldError struct {

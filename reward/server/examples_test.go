@@ -48,8 +48,8 @@ func example(t *testing.T, path string) string {
 func TestVerlExample(t *testing.T) {
 	s := start(t, Config{})
 	driver := loadModule + `
-print(json.dumps(m.compute_score(
-    data_sources=["sokoban"] * 3,
+print(json.dumps(m.compute_score_batch(
+    data_sources=["budget_probe_sokoban"] * 3,
     solution_strs=["<answer>[140, 160]</answer>", "<answer>impossible</answer>", "<answer>[1, 2]</answer>"],
     ground_truths=["[135, 165]", "impossible", "[90, 110]"],
     extra_infos=[{"remaining_tokens": 150, "is_possible": True},
@@ -58,7 +58,7 @@ print(json.dumps(m.compute_score(
 `
 	got := python(t, s.url, "-c", driver, example(t, "verl/bagen_reward.py"))
 	if want := "[1.56, 0.2, 0.0]"; got != want {
-		t.Fatalf("verl compute_score = %s, want %s", got, want)
+		t.Fatalf("verl compute_score_batch = %s, want %s", got, want)
 	}
 }
 
@@ -91,8 +91,8 @@ func TestExampleReportsServerErrors(t *testing.T) {
 	s := start(t, Config{})
 	driver := loadModule + `
 try:
-    m.compute_score(data_sources=["x"], solution_strs=["r"], ground_truths=["g"],
-                    extra_infos=[{"remaining_tokens": -1, "is_possible": True}])
+    m.compute_score(data_source="budget_probe_sokoban", solution_str="r", ground_truth="g",
+                    extra_info={"remaining_tokens": -1, "is_possible": True})
 except RuntimeError as e:
     print(e)
 `

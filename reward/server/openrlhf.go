@@ -30,7 +30,7 @@ func (h *handler) openRLHF(st *state) (int, error) {
 	for i := range query {
 		t, err := reward.ParseTarget(view(st.str(labels[i])))
 		if err != nil {
-			return 0, &FieldError{Path: "labels[" + strconv.Itoa(i) + "]", Err: err}
+			return 0, labelError(i, labels[i], err)
 		}
 		var prompt jstr
 		if hasPrompts {
@@ -40,6 +40,15 @@ func (h *handler) openRLHF(st *state) (int, error) {
 	}
 	st.out = appendOpenRLHF(st.out[:0], st.results)
 	return len(st.results), nil
+}
+
+// labelError is the error for labels[i]: OpenRLHF sends "" for every
+// label when it was not told the label column.
+func labelError(i int, label jstr, err error) error {
+	if len(label.raw) == 0 {
+		err = errNoLabel{"empty", openRLHFLabelHint}
+	}
+	return &FieldError{Path: "labels[" + strconv.Itoa(i) + "]", Err: err}
 }
 
 // decodeOpenRLHF reads the request's three string lists.
@@ -82,7 +91,7 @@ func (st *state) decodeOpenRLHF() (query, prompts, labels []jstr, hasPrompts boo
 	case !seen[0]:
 		return nil, nil, nil, false, &FieldError{Path: "query", Err: errMissing}
 	case !seen[2]:
-		return nil, nil, nil, false, &FieldError{Path: "labels", Err: errMissing}
+		return nil, nil, nil, false, &FieldError{Path: "labels", Err: errNoLabel{"missing", openRLHFLabelHint}}
 	case len(query) == 0:
 		return nil, nil, nil, false, &FieldError{Path: "query", Err: errors.New("empty batch")}
 	case len(labels) != len(query):

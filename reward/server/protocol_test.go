@@ -88,8 +88,8 @@ func TestHandlerSeesTheRest(t *testing.T) {
 		code      int
 		body      string
 	}{
-		{"OPTIONS *", "OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 404, `{"error":"not found: no route *"}`},
-		{"HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 404, `{"error":"not found: no route *"}`},
+		{"OPTIONS *", "OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 404, `{"error":"not found: no route *; endpoints: ` + wantEndpoints("x") + `"}`},
+		{"HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 404, `{"error":"not found: no route *; endpoints: ` + wantEndpoints("HOST:PORT") + `"}`},
 		{"bad chunk size", "POST /slime HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400, `{"error":"bad request: reading body: invalid byte in chunk length"}`},
 		{"declared length over the limit", "POST /slime HTTP/1.1\r\nHost: x\r\nContent-Length: 67108864\r\n\r\n", 413, `{"error":"request body too large: 67108864 bytes, limit 1024"}`},
 		{"chunk over the limit", "POST /slime HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n4000000\r\n" + strings.Repeat("x", 2048), 413, `{"error":"request body too large: limit 1024 bytes"}`},

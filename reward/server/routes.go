@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,10 @@ type route struct {
 	// contentType is the type of a 200 body; "" means application/json.
 	// Errors are always JSON.
 	contentType string
+	// use says who calls the route and with which flags, for the answer
+	// to a path no route has; {url} stands for the route's URL, {base}
+	// for the server's.
+	use string
 	// serve answers the body in st.body: it fills st.out and returns the
 	// number of items scored. Items and the rewards judged into st.tally
 	// are recorded when it returns no error.
@@ -34,11 +39,15 @@ type route struct {
 // (one series per route, bound in newHandler) and the access log all
 // derive from it, so a route added here is routed, counted and logged.
 var routes = []route{
-	{name: "get_reward", path: "/get_reward", method: http.MethodPost, serve: (*handler).openRLHF},
-	{name: "slime", path: "/slime", method: http.MethodPost, serve: (*handler).slime},
-	{name: "v1_rewards", path: "/v1/rewards", method: http.MethodPost, serve: (*handler).native},
-	{name: "healthz", path: "/healthz", method: http.MethodGet, serve: (*handler).health},
-	{name: "metrics", path: "/metrics", method: http.MethodGet, contentType: httpd.MetricsType, serve: (*handler).metricsPage},
+	{name: "get_reward", path: "/get_reward", method: http.MethodPost, serve: (*handler).openRLHF,
+		use: "OpenRLHF v0.10.2 and later: --reward.remote_url {url} --data.label_key label; before v0.10.2: --remote_rm_url {url} --label_key label"},
+	{name: "slime", path: "/slime", method: http.MethodPost, serve: (*handler).slime,
+		use: "slime: --rm-type remote_rm --rm-url {url} --label-key label"},
+	{name: "v1_rewards", path: "/v1/rewards", method: http.MethodPost, serve: (*handler).native,
+		use: "verl and TRL: examples/verl/bagen_reward.py and examples/trl/bagen_reward.py with BAGEN_REWARD_URL={base}"},
+	{name: "healthz", path: "/healthz", method: http.MethodGet, serve: (*handler).health, use: "readiness"},
+	{name: "metrics", path: "/metrics", method: http.MethodGet, contentType: httpd.MetricsType, serve: (*handler).metricsPage,
+		use: "Prometheus"},
 }
 
 // Pseudo-routes: requests no route answers are counted under these names.
@@ -118,7 +127,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *handler) serve(ep *endpoint, w http.ResponseWriter, r *http.Request, st *state) (int, error) {
 	switch {
 	case ep.serve == nil:
-		return 0, fmt.Errorf("%w: no route %s", ErrNotFound, r.URL.Path)
+		return 0, fmt.Errorf("%w: no route %s; endpoints: %s", ErrNotFound, r.URL.Path, endpoints(r.Host))
 	case r.Method != ep.method && !(ep.method == http.MethodGet && r.Method == http.MethodHead):
 		return 0, fmt.Errorf("%w: %s %s, want %s", ErrMethod, r.Method, r.URL.Path, ep.method)
 	}
@@ -126,6 +135,21 @@ func (h *handler) serve(ep *endpoint, w http.ResponseWriter, r *http.Request, st
 		return 0, err
 	}
 	return ep.serve(h, st)
+}
+
+// endpoints lists the routes for a request to a path none has (a trainer
+// given the server's base URL, as slime's --rm-url help suggests): each
+// method and path and who calls it with which flags, URLs on host.
+func endpoints(host string) string {
+	if host == "" {
+		host = "HOST:PORT"
+	}
+	parts := make([]string, len(routes))
+	for i, rt := range routes {
+		use := strings.NewReplacer("{url}", "http://"+host+rt.path, "{base}", "http://"+host).Replace(rt.use)
+		parts[i] = rt.method + " " + rt.path + " (" + use + ")"
+	}
+	return strings.Join(parts, "; ")
 }
 
 var jsonType = []string{"application/json"}

@@ -201,6 +201,22 @@ func TestNative(t *testing.T) {
 	}
 }
 
+// The flags that make each trainer send the label column, as the server
+// names them.
+const (
+	openRLHFHint = "start OpenRLHF with --data.label_key label (v0.10.2 and later; --label_key label before) so that it sends the label column"
+	slimeHint    = "start slime with --label-key label (and --rm-type remote_rm) so that it sends the label column"
+)
+
+// wantEndpoints is the endpoint list a 404 answers with, URLs on host.
+func wantEndpoints(host string) string {
+	return "POST /get_reward (OpenRLHF v0.10.2 and later: --reward.remote_url http://" + host + "/get_reward --data.label_key label; " +
+		"before v0.10.2: --remote_rm_url http://" + host + "/get_reward --label_key label); " +
+		"POST /slime (slime: --rm-type remote_rm --rm-url http://" + host + "/slime --label-key label); " +
+		"POST /v1/rewards (verl and TRL: examples/verl/bagen_reward.py and examples/trl/bagen_reward.py with BAGEN_REWARD_URL=http://" + host + "); " +
+		"GET /healthz (readiness); GET /metrics (Prometheus)"
+}
+
 // TestBadRequests checks that every kind of bad input gets its status and
 // an {"error": …} naming the field and index, and that the server keeps
 // serving afterwards.
@@ -220,10 +236,13 @@ func TestBadRequests(t *testing.T) {
 		{"unreadable label", "POST", "/get_reward", `{"query":["a","b"],"labels":["1","many"]}`, 400, `labels[1]: invalid label: want a JSON object, "impossible" or a non-negative integer, got "many"`},
 		{"label missing a field", "POST", "/get_reward", `{"query":["a"],"labels":["{\"remaining_tokens\":3}"]}`, 400, "labels[0]: invalid label: is_possible: missing"},
 		{"empty batch", "POST", "/get_reward", `{"query":[],"labels":[]}`, 400, "query: empty batch"},
-		{"missing labels", "POST", "/get_reward", `{"query":["a"]}`, 400, "labels: missing"},
+		{"missing labels", "POST", "/get_reward", `{"query":["a"]}`, 400, "labels: missing; " + openRLHFHint},
+		{"empty labels (OpenRLHF without --data.label_key)", "POST", "/get_reward", `{"query":["a","b"],"prompts":["p","q"],"labels":["",""]}`, 400, "labels[0]: empty; " + openRLHFHint},
 		{"missing query", "POST", "/get_reward", `{"labels":["1"]}`, 400, "query: missing"},
 		{"trailing garbage", "POST", "/get_reward", `{"query":["a"],"labels":["1"]}}`, 400, "body: offset 30: unexpected data after the top-level value"},
-		{"slime missing label", "POST", "/slime", `{"prompt":"p","response":"r"}`, 400, "label: missing"},
+		{"slime missing label", "POST", "/slime", `{"prompt":"p","response":"r"}`, 400, "label: missing, null or empty; " + slimeHint},
+		{"slime null label (slime without --label-key)", "POST", "/slime", `{"prompt":"p","response":"r","label":null}`, 400, "label: missing, null or empty; " + slimeHint},
+		{"slime empty label", "POST", "/slime", `{"prompt":"p","response":"r","label":""}`, 400, "label: missing, null or empty; " + slimeHint},
 		{"slime label wrong type", "POST", "/slime", `{"response":"r","label":150}`, 400, "label: offset 24: want string, got number"},
 		{"slime bad label", "POST", "/slime", `{"response":"r","label":"-3"}`, 400, `label: invalid label: want a JSON object, "impossible" or a non-negative integer, got "-3"`},
 		{"native missing remaining", "POST", "/v1/rewards", `{"items":[{"response":"r","is_possible":false},{"response":"r","is_possible":true}]}`, 400, "items[1].remaining_tokens: missing"},
@@ -240,7 +259,8 @@ func TestBadRequests(t *testing.T) {
 		{"GET on a POST route", "GET", "/get_reward", ``, 405, "method not allowed: GET /get_reward, want POST"},
 		{"POST on healthz", "POST", "/healthz", `{}`, 405, "method not allowed: POST /healthz, want GET"},
 		{"POST on metrics", "POST", "/metrics", `{}`, 405, "method not allowed: POST /metrics, want GET"},
-		{"unknown path", "POST", "/nope", `{}`, 404, "not found: no route /nope"},
+		{"unknown path", "POST", "/nope", `{}`, 404, "not found: no route /nope; endpoints: " + wantEndpoints(strings.TrimPrefix(s.url, "http://"))},
+		{"the base URL (slime's --rm-url help)", "POST", "/", `{"prompt":"p","response":"r","label":"impossible"}`, 404, "not found: no route /; endpoints: " + wantEndpoints(strings.TrimPrefix(s.url, "http://"))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

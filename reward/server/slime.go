@@ -36,7 +36,10 @@ func (st *state) decodeSlime() (response, label []byte, err error) {
 		case "response":
 			response, hasResponse = d.Str(), true
 		case "label":
-			label, hasLabel = d.Str(), true
+			// slime sends null when it was not told the label column.
+			if !d.Null() {
+				label, hasLabel = d.Str(), true
+			}
 		default:
 			d.Skip()
 		}
@@ -50,8 +53,8 @@ func (st *state) decodeSlime() (response, label []byte, err error) {
 		return nil, nil, &FieldError{Path: "body", Err: d.Err()}
 	case !hasResponse:
 		return nil, nil, &FieldError{Path: "response", Err: errMissing}
-	case !hasLabel:
-		return nil, nil, &FieldError{Path: "label", Err: errMissing}
+	case !hasLabel || len(label) == 0:
+		return nil, nil, &FieldError{Path: "label", Err: errNoLabel{"missing, null or empty", slimeLabelHint}}
 	}
 	return response, label, nil
 }
