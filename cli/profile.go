@@ -18,7 +18,7 @@ var cpuProfileFlag = &ucli.StringFlag{Name: "cpuprofile", Usage: "write a CPU pr
 // The commands take the flag too: init runs after the package's command
 // variables are set.
 func init() {
-	for _, c := range []*ucli.Command{Build, Convert, Reward, Validate, Eval, Fixtures, GRPO, Probes} {
+	for _, c := range []*ucli.Command{Build, Convert, Reward, Validate, Eval, Fixtures, GRPO, Probes, Guard} {
 		addProfileFlag(c)
 	}
 }
