@@ -114,6 +114,8 @@ var readmeNotRun = map[string]string{
 	"bagen-data grpo ": "needs a running Ollama (TestGRPOEndToEnd runs grpo train and grpo eval)",
 	"bagen-data eval --compare zero/eval.json run/eval.json": "compares the outputs of the grpo runs above",
 	"bagen-data reward serve":                                "a server: TestRewardServeSecondSignal and the reward/server tests run it",
+	"bagen-data guard --upstream https://":                   "a proxy in front of a hosted model API, serving until stopped (the guard tests run it with the real CLIs)",
+	"bagen-data guard --upstream http://127.0.0.1:8000":      "a proxy in front of a local model server, serving until stopped (the guard tests run it with the real CLIs)",
 }
 
 // isSynopsis reports whether a line is a usage form ([optional],
