@@ -17,6 +17,7 @@ export BAGEN_DATA_CACHE := $(CACHE)
 all: build
 
 build:
+	@test -x $(BIN) || echo "building $(BIN): the first build downloads and compiles the Go dependencies (a few minutes)"
 	$(GO) build -o $(BIN) ./cmd/bagen-data
 
 ## run: build probes from the embedded Sokoban fixtures into ./out
@@ -99,13 +100,15 @@ ollama:
 ## (REPRO_SEEDS, 5): mean and 95% t-interval over seeds per metric beside the
 ## paper's row. REPRO_MODEL=tiny serves the tiny test model on a private
 ## server; REPRO_MODEL=qwen2.5:7b-instruct uses the Ollama at $OLLAMA_HOST.
+## REPRO_FLAGS passes more flags, e.g. -center-only or -drop-uniform-groups.
 REPRO_MODEL ?= tiny
 REPRO_OUT   ?= out/repro
 REPRO_SEEDS ?= 5
+REPRO_FLAGS ?=
 
 .PHONY: repro
 repro: tokenizer ollama
-	$(GO) run ./tools/repro -model $(REPRO_MODEL) -out $(REPRO_OUT) -seeds $(REPRO_SEEDS)
+	$(GO) run ./tools/repro -model $(REPRO_MODEL) -out $(REPRO_OUT) -seeds $(REPRO_SEEDS) $(REPRO_FLAGS)
 
 # ---- chromium: headless browser for the eval report test --------------------
 # eval/report's test opens the HTML report in headless Chromium and checks the

@@ -3,15 +3,21 @@
 package cli
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	ucli "github.com/urfave/cli/v2"
+
 	"bagen-data/dataset"
 	"bagen-data/probes"
 	"bagen-data/rollout"
-	"errors"
-	"fmt"
-	"strings"
-	"sync"
-
-	ucli "github.com/urfave/cli/v2"
 )
 
 var plainBoolHelp sync.Once
@@ -26,7 +32,7 @@ func App() *ucli.App {
 		base := ucli.FlagStringer
 		ucli.FlagStringer = func(f ucli.Flag) string { return strings.TrimSuffix(base(f), " (default: false)") }
 	})
-	return &ucli.App{
+	app := &ucli.App{
 		Name:                 "bagen-data",
 		Usage:                "turn LLM-agent rollout logs into budget-estimation training data and rewards",
 		Version:              Version,
@@ -44,8 +50,127 @@ func App() *ucli.App {
 			Fixtures,
 			GRPO,
 			Probes,
+			Guard,
 		},
 	}
+	prepareCommands(app.Commands)
+	return app
+}
+
+// prepareCommands makes a flag value that does not parse one line naming
+// the flag, in every command, instead of the help and then the error, and
+// keeps urfave/cli from adding a `help` subcommand to each (`help CMD`
+// comes first, and Main reads it).
+func prepareCommands(cmds []*ucli.Command) {
+	for _, c := range cmds {
+		if c.OnUsageError == nil {
+			c.OnUsageError = usageError
+		}
+		c.HideHelpCommand = true
+		prepareCommands(c.Subcommands)
+	}
+}
+
+func usageError(c *ucli.Context, err error, _ bool) error {
+	msg := err.Error()
+	// The standard flag package says "flag -seed"; the help says --seed.
+	if i := strings.Index(msg, "flag -"); i >= 0 {
+		name := msg[i+len("flag -"):]
+		if j := strings.IndexAny(name, ": "); j >= 0 {
+			name = name[:j]
+		}
+		msg = msg[:i] + dashed(name) + msg[i+len("flag -")+len(name):]
+	}
+	return &UsageError{Command: strings.TrimPrefix(c.Command.FullName(), "bagen-data "), Msg: msg}
+}
+
+// Exit statuses of Main.
+const (
+	ExitError       = 1   // the command failed
+	ExitUsage       = 2   // the command line does not parse
+	ExitInterrupted = 130 // SIGINT or SIGTERM stopped the work (128 + SIGINT, as shells report)
+)
+
+// Main runs the command line args (program name first) with standard
+// output and error and returns the exit status. The first SIGINT or
+// SIGTERM cancels the work: outputs are left as they were and the status
+// is ExitInterrupted (a server drains and exits 0). A second signal stops
+// the process at once.
+func Main(args []string) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var interrupted atomic.Bool
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go func() {
+		<-sig
+		interrupted.Store(true)
+		cancel()
+		<-sig
+		fmt.Fprintln(os.Stderr, "bagen-data: stopped at once")
+		os.Exit(ExitInterrupted)
+	}()
+	app := App()
+	inv, err := runLine(ctx, app, args)
+	switch {
+	case err == nil:
+		return 0
+	case interrupted.Load() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		fmt.Fprintf(os.Stderr, "bagen-data: %s\n", inv.interruptedNote(app))
+		return ExitInterrupted
+	}
+	fmt.Fprintf(os.Stderr, "bagen-data: %v\n", err)
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return ExitUsage
+	}
+	return ExitError
+}
+
+// runLine checks the command line and every output path, then runs it.
+func runLine(ctx context.Context, app *ucli.App, args []string) (*invocation, error) {
+	argv, inv, err := normalize(app, args)
+	if err != nil {
+		return inv, err
+	}
+	if !inv.help {
+		outs := inv.outputs(app)
+		if err := checkOutputs(outs); err != nil {
+			if name := inv.name(); name != "" {
+				return inv, fmt.Errorf("%s: %w", name, err)
+			}
+			return inv, err
+		}
+		if toStdout(outs) {
+			app.Writer = os.Stderr // the data has standard output
+		}
+	}
+	return inv, app.RunContext(ctx, argv)
+}
+
+// resumable says what an interrupted command leaves behind when its
+// outputs grow as it works.
+var resumable = map[string]string{
+	"eval":       "the answers so far stay in --predictions-out; rerun the same command to resume",
+	"grpo train": "--out keeps the checkpoints so far; rerun with --resume to continue",
+}
+
+// interruptedNote is the line an interrupted run ends with.
+func (inv *invocation) interruptedNote(app *ucli.App) string {
+	if note, ok := resumable[inv.name()]; ok {
+		return "interrupted; " + note
+	}
+	var paths []string
+	for _, o := range inv.outputs(app) {
+		if o.kind != outLog && o.path != "-" && o.flag != "cpuprofile" {
+			paths = append(paths, o.path)
+		}
+	}
+	if len(paths) == 0 {
+		return "interrupted"
+	}
+	return "interrupted; " + strings.Join(paths, ", ") + " unchanged"
 }
 
 // withFlagHints adds to a library error the flag that fixes it, for the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 
 	ucli "github.com/urfave/cli/v2"
@@ -13,6 +14,7 @@ import (
 	"bagen-data/fixtures"
 	"bagen-data/grpo"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 	"bagen-data/tokenizer"
 )
 
@@ -30,7 +32,7 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 	Flags: append([]ucli.Flag{
 		&ucli.StringSliceFlag{Name: "input", Aliases: []string{"i"}, Usage: "rollout `FILE` or directory (repeatable; formats: see convert --help); default: the embedded fixtures of --task"},
 		&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "out", Usage: "output `DIR`"},
-		&ucli.StringFlag{Name: "task", Value: "sokoban", Usage: "task `NAME`: sokoban, searchr1, swebench or warehouse"},
+		taskFlag,
 		&ucli.Int64Flag{Name: "budget", Usage: "token `BUDGET` for every trajectory", DefaultText: "the trajectory's own, else the task's: sokoban 2500, searchr1 3500"},
 		&ucli.StringFlag{Name: "width", Value: "pct30", Usage: "target interval `WIDTH`: pctN (±N% of r), fixN (±N tokens) or point"},
 		tokenizerFlag,
@@ -41,7 +43,7 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 		&ucli.BoolFlag{Name: "think", Usage: "add a templated <think> to SFT answers and ask for one in the probe", DisableDefaultText: true},
 		&ucli.StringFlag{Name: "split", Value: "40/50/10", Usage: "trajectory split `SFT/RL/EVAL` in percent"},
 		&ucli.StringFlag{Name: "split-by", Value: "instance", Usage: "split `UNIT`: instance (trajectories with the same first user message share a split, so no eval prompt repeats a training prompt) or trajectory"},
-		&ucli.Uint64Flag{Name: "seed", Value: 42, Usage: "`SEED` of the split, balancing and shuffles"},
+		seedFlag("of the split, balancing and shuffles"),
 		&ucli.IntFlag{Name: "oversample-possible", Value: 2, Usage: "`N` copies of each possible probe in the SFT and RL splits"},
 		&ucli.Float64Flag{Name: "balance-ratio", Value: 1.0, Usage: "keep at most `R` × possible impossible probes in the SFT and RL splits (0: no cap)"},
 		&ucli.BoolFlag{Name: "balance-eval", Usage: "balance the eval split too (default: its natural class ratio)", DisableDefaultText: true},
@@ -49,11 +51,14 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 		&ucli.BoolFlag{Name: "skip-invalid", Usage: "skip malformed trajectories (counted in the summary and manifest) instead of failing", DisableDefaultText: true},
 		&ucli.StringFlag{Name: "system-prompt", Usage: "system `TEXT` replacing the task preset's"},
 		&ucli.StringFlag{Name: "system-prompt-file", Usage: "read the system prompt from `FILE`"},
-		&ucli.IntFlag{Name: "workers", Usage: "`N` parallel workers", DefaultText: "all cores"},
+		&ucli.IntFlag{Name: "workers", Usage: "`N` parallel workers; the output does not depend on it", DefaultText: "all cores"},
 		quietFlag,
 	}, readFlags...),
 	Action: runBuild,
 }
+
+var taskFlag = &ucli.StringFlag{Name: "task", Value: "sokoban", DefaultText: "the task the records name (metadata.task), else sokoban",
+	Usage: "task `NAME`: sokoban, searchr1, swebench or warehouse; overrides the records' metadata.task, with a warning where they differ"}
 
 var compatFlag = newCompatFlag("reproduce `CODE`'s shipped behaviour: bagen-v1 is mll-lab-nu/BAGEN at 58bef4c (its splits, balancing, " +
 	"row order, prompts and <think> texts; implies --labels bagen-v1 and --split-by trajectory); see the README for every difference")
@@ -64,8 +69,17 @@ func newCompatFlag(usage string) *ucli.StringFlag {
 }
 
 var tokenizerFlag = &ucli.StringFlag{
-	Name:  "tokenizer",
-	Usage: "token counter for counts the logs do not record: a tokenizer.json `PATH`, ollama:MODEL or hf:REPO (default: Qwen's, cached by `make tokenizer`, when present)",
+	Name:        "tokenizer",
+	Usage:       "token counter `SPEC` for counts the logs do not record: a tokenizer.json path, ollama:MODEL or hf:REPO",
+	DefaultText: "Qwen's, cached by make tokenizer, when present",
+}
+
+// DefaultSeed is the default --seed of every command.
+const DefaultSeed = 42
+
+// seedFlag is --seed with what it seeds.
+func seedFlag(what string) *ucli.Uint64Flag {
+	return &ucli.Uint64Flag{Name: "seed", Value: DefaultSeed, Usage: "`SEED` " + what}
 }
 
 var quietFlag = &ucli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar or summary", DisableDefaultText: true}
@@ -74,9 +88,22 @@ func runBuild(c *ucli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("build: unexpected argument %q (inputs go in --input)", c.Args().First())
 	}
-	cfg, err := buildConfig(c)
+	cfg, err := buildConfig(c, c.String("task"))
 	if err != nil {
 		return err
+	}
+	srcs, err := buildSources(c, cfg.Task.Name)
+	if err != nil {
+		return err
+	}
+	task, err := recordsTask(c, srcs)
+	if err != nil {
+		return fmt.Errorf("build: %w", err)
+	}
+	if task != cfg.Task.Name {
+		if cfg, err = buildConfig(c, task); err != nil {
+			return err
+		}
 	}
 	counter, name, err := openCounter(c)
 	if err != nil {
@@ -86,34 +113,33 @@ func runBuild(c *ucli.Context) error {
 		cfg.Counter = counter
 	}
 	cfg.Tokenizer = name
-	srcs, err := buildSources(c, cfg.Task.Name)
-	if err != nil {
-		return err
-	}
 	bar := newProgress(c.Bool("quiet"))
 	cfg.Progress = bar.update
 	m, err := dataset.Build(c.Context, srcs, c.String("out"), cfg)
 	bar.done()
 	if err != nil {
-		return withFlagHints(err, "pass --budget N")
+		return withSkipped(withFlagHints(err, "pass --budget N"), srcs)
 	}
 	if !c.Bool("quiet") {
-		printSummary(os.Stdout, c.String("out"), m)
+		printSummary(c.App.Writer, c.String("out"), m)
+		printSkipped(c.App.Writer, srcs[0].Options)
 	}
+	warnOneClass(c.App.ErrWriter, m)
 	return nil
 }
 
-// buildConfig reads and checks every flag that shapes the build, without
-// I/O beyond --system-prompt-file; the tokenizer is opened afterwards.
-func buildConfig(c *ucli.Context) (dataset.Config, error) {
+// buildConfig reads and checks every flag that shapes the build of task,
+// without I/O beyond --system-prompt-file; the tokenizer is opened
+// afterwards.
+func buildConfig(c *ucli.Context, taskName string) (dataset.Config, error) {
 	var errs []error
 	compat, err := compatFlags(c)
 	errs = append(errs, err)
 	// A task or width that does not parse is reported once, by its parser:
 	// its name stands in so that Validate does not add "not set".
-	task, err := compat.Preset(c.String("task"))
+	task, err := compat.Preset(taskName)
 	if err != nil {
-		task.Name = c.String("task")
+		task.Name = taskName
 	}
 	errs = append(errs, err)
 	switch {
@@ -245,6 +271,34 @@ func openCounter(c *ucli.Context) (*tokenizer.Tokenizer, string, error) {
 	return t, spec, nil
 }
 
+// recordsTask is the task of the run: the one the inputs' records name
+// (metadata.task), unless --task is given, which overrides them with a
+// warning where they disagree. Inputs naming two tasks are an error; inputs
+// naming none, and the embedded fixtures, take --task.
+func recordsTask(c *ucli.Context, srcs []probes.Source) (string, error) {
+	flag := c.String("task")
+	if len(c.StringSlice("input")) == 0 {
+		return flag, nil
+	}
+	seen, err := rollout.Tasks(c.Context, srcs)
+	switch {
+	case err != nil:
+		return "", err
+	case len(seen) == 0:
+		return flag, nil
+	case c.IsSet("task"):
+		for _, s := range seen {
+			if s.Task != flag {
+				fmt.Fprintf(c.App.ErrWriter, "warning: --task %s overrides task %s, which %s names\n", flag, s.Task, s.At)
+			}
+		}
+		return flag, nil
+	case len(seen) > 1:
+		return "", &rollout.MixedTasksError{Seen: seen}
+	}
+	return seen[0].Task, nil
+}
+
 // buildSources are the --input files read with the read flags, else the
 // embedded fixtures of task.
 func buildSources(c *ucli.Context, task string) ([]probes.Source, error) {
@@ -268,6 +322,21 @@ func buildSources(c *ucli.Context, task string) ([]probes.Source, error) {
 		srcs[i].Options = o
 	}
 	return srcs, nil
+}
+
+// warnOneClass warns, as validate does, about splits with probes of one
+// class only: F1 and the recall of the absent class are undefined there.
+func warnOneClass(w io.Writer, m *dataset.Manifest) {
+	for _, s := range []struct {
+		name string
+		st   dataset.SplitStats
+	}{{dataset.SplitSFT, m.Splits.SFT}, {dataset.SplitRL, m.Splits.RL}, {dataset.SplitEval, m.Splits.Eval}} {
+		p := s.st.Probes
+		if p.Possible+p.Impossible > 0 && (p.Possible == 0 || p.Impossible == 0) {
+			fmt.Fprintf(w, "warning: the %s split has %d possible and %d impossible probes: F1 and the recall of the absent class are undefined (logs with failed or over-budget rollouts, or a smaller --budget)\n",
+				s.name, p.Possible, p.Impossible)
+		}
+	}
 }
 
 func printSummary(w io.Writer, dir string, m *dataset.Manifest) {
@@ -294,9 +363,9 @@ func printSummary(w io.Writer, dir string, m *dataset.Manifest) {
 		name string
 		st   dataset.SplitStats
 	}{{dataset.SplitSFT, m.Splits.SFT}, {dataset.SplitRL, m.Splits.RL}, {dataset.SplitEval, m.Splits.Eval}} {
-		fmt.Fprintf(tw, "%s\t%d\t%d/%d\t%d/%d\t%d\t%d\t%s/%s\t\n", s.name, s.st.Trajectories.Total(),
+		fmt.Fprintf(tw, "%s\t%d\t%d/%d\t%d/%d\t%d\t%d\t%s\t\n", s.name, s.st.Trajectories.Total(),
 			s.st.Probes.Possible, s.st.Probes.Impossible, s.st.Rows.Possible, s.st.Rows.Impossible,
-			s.st.Duplicates, s.st.Downsampled, dir, s.st.File)
+			s.st.Duplicates, s.st.Downsampled, filepath.Join(dir, filepath.FromSlash(s.st.File)))
 	}
 	tw.Flush()
 }

@@ -314,6 +314,124 @@ func TestChainEarlyStop(t *testing.T) {
 	}
 }
 
+// definitionAnswer is the i-th answer kind of TestChainDefinitions for a
+// probe whose ground truth is gt: the truth itself, "impossible", the
+// ground truth reversed, a scalar, full-width digits, a Python white-space
+// separator around the truth, or nothing parseable.
+func definitionAnswer(i int, gt string, r int64) (answer string, valid bool) {
+	lo, hi, interval := strings.Cut(strings.Trim(gt, "[]"), ", ")
+	switch i % 7 {
+	case 0:
+		return gt, true
+	case 1:
+		return "impossible", true
+	case 2:
+		if !interval {
+			return "impossible", true
+		}
+		return "[" + hi + ", " + lo + "]", hi == lo
+	case 3:
+		return fmt.Sprint(r), false
+	case 4:
+		return "[１００, ２００]", true
+	case 5:
+		return "\x1c" + gt + "\x1f", true
+	}
+	return "about " + fmt.Sprint(r), false
+}
+
+// TestChainDefinitions recomputes from the files build and probes write the
+// numbers whose definitions eval once missed: Format valid (impossible or
+// a well-formed interval, answers read as the reference reads them), the
+// n of MRE P50/P90 (intervals on possible probes with r > 0), the n of
+// F1@1 (the probes at the set's first position: p = 0 in build's sets,
+// k = 1 in a subsampled SWE-bench replay set), the bagen-v1 summary in the
+// HTML report, and the join checks (no prediction matches; --strict).
+func TestChainDefinitions(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	if _, stderr, err := runReward(t.Context(), "build", "-q", "--out", out, "--tokenizer", tokenizerPath(t)); err != nil {
+		t.Fatalf("build: %v\n%s", err, stderr)
+	}
+	swe := filepath.Join(dir, "swebench.parquet")
+	if _, stderr, err := runReward(t.Context(), "probes", "-q", "--task", "swebench", "--input", filepath.Join("..", "probes", "testdata", "replay", "swebench.jsonl"),
+		"--budget", "median", "--max-samples", "128", "--out", swe, "--tokenizer", tokenizerPath(t)); err != nil {
+		t.Fatalf("probes --task swebench: %v\n%s", err, stderr)
+	}
+	for _, tc := range []struct {
+		data  string
+		first int64 // the set's first probe position
+		n     int   // probes there (pinned)
+	}{{filepath.Join(out, dataset.EvalFile), 0, 32}, {swe, 1, 13}} {
+		rows, err := dataset.ReadRL(tc.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		var valid, mre, first int
+		for i, r := range rows {
+			x := r.ExtraInfo
+			answer, ok := definitionAnswer(i, r.RewardModel.GroundTruth, x.RemainingTokens)
+			if ok {
+				valid++
+			}
+			if ok && x.IsPossible && x.RemainingTokens > 0 && answer != "impossible" {
+				mre++
+			}
+			if x.ProbeAfterTurn == tc.first {
+				first++
+			}
+			line, _ := json.Marshal(map[string]string{"custom_id": x.CustomID, "response": "<answer>" + answer + "</answer>"})
+			b.Write(append(line, '\n'))
+		}
+		name := strings.TrimSuffix(filepath.Base(tc.data), ".parquet")
+		preds, js, html := filepath.Join(dir, name+".jsonl"), filepath.Join(dir, name+".json"), filepath.Join(dir, name+".html")
+		os.WriteFile(preds, []byte(b.String()), 0o644)
+		if _, stderr, err := runReward(t.Context(), "eval", "--data", tc.data, "--predictions", preds, "--bootstrap", "0",
+			"--compat", "bagen-v1", "--json", js, "--report", html); err != nil {
+			t.Fatalf("eval --data %s: %v\n%s", tc.data, err, stderr)
+		}
+		run, err := eval.ReadRun(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := run.Metrics
+		t.Logf("%s: format valid %d/%d, MRE n %d, F1@1 n %d", name, valid, len(rows), mre, first)
+		if m.Probes != len(rows) || m.FormatValid != eval.Num(float64(valid)/float64(len(rows))) || m.MRECount != mre ||
+			m.FirstTurnProbes != first || first != tc.n {
+			t.Errorf("%s: format valid %v, MRE n %d, F1@1 n %d; the file gives %d/%d, %d, %d (want %d)",
+				tc.data, float64(m.FormatValid), m.MRECount, m.FirstTurnProbes, valid, len(rows), mre, first, tc.n)
+		}
+		page, _ := os.ReadFile(html)
+		var v1 strings.Builder
+		m.BagenV1.WriteText(&v1)
+		if m.BagenV1 == nil || !strings.Contains(string(page), v1.String()) {
+			t.Errorf("%s: the report lacks the bagen-v1 summary %q", html, v1.String())
+		}
+	}
+	ev := filepath.Join(out, dataset.EvalFile)
+	foreign, partial := filepath.Join(dir, "foreign.jsonl"), filepath.Join(dir, "partial.jsonl")
+	os.WriteFile(foreign, []byte(`{"custom_id":"elsewhere_probe_after_turn_0","response":"<answer>impossible</answer>"}`+"\n"), 0o644)
+	rows, _ := dataset.ReadRL(ev)
+	line, _ := json.Marshal(map[string]string{"custom_id": rows[0].ExtraInfo.CustomID, "response": "<answer>impossible</answer>"})
+	os.WriteFile(partial, append(line, '\n'), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--predictions", foreign}, "eval: no probe of " + ev + " has a prediction in " + foreign + ": 245 probes, 245 without a prediction"},
+		{[]string{"--predictions", partial, "--strict"}, "eval: --strict: " + ev + " and " + partial + " do not match one to one: 245 probes, 244 without a prediction"},
+	} {
+		_, _, err := runReward(t.Context(), append([]string{"eval", "--data", ev, "--bootstrap", "0"}, tc.args...)...)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("eval %v: got %v, want an error starting %q", tc.args, err, tc.want)
+		}
+	}
+	if _, _, err := runReward(t.Context(), "eval", "--data", ev, "--bootstrap", "0", "--predictions", partial); err != nil {
+		t.Errorf("eval with one prediction, not --strict: %v", err)
+	}
+}
+
 // sessionVerdicts are outcomes for the real Claude Code, Codex and Qwen
 // Code sessions in rollout/testdata/sessions, by session id: each CLI has
 // one success and one failure among its multi-call sessions.

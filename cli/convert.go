@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -21,7 +20,8 @@ var Convert = &ucli.Command{
 content, or --format) and writes one canonical JSONL line per trajectory: the
 messages as build reads them (tool calls rendered, observations joined into
 the user side), per_turn_api_tokens with input, output, reasoning and cached
-tokens as recorded, metadata.success and metadata.outcome_source (results,
+tokens as recorded (reasoning null where the log has no count, 0 where it
+records 0; retried calls of a turn beside them), metadata.success and metadata.outcome_source (results,
 score, exit_status or none). build and probes on that file give what they give
 on the inputs. The output is written atomically. The summary counts the
 trajectories, their turns (LLM calls) and the usage recorded for them.
@@ -52,7 +52,8 @@ var readFlags = []ucli.Flag{
 
 // readOptions are the checked read flags.
 func readOptions(c *ucli.Context) (*rollout.Options, error) {
-	o := &rollout.Options{MaxMessageBytes: c.Int64("max-message-bytes"), ReplaceInvalidUTF8: c.Bool("replace-invalid-utf8")}
+	o := &rollout.Options{MaxMessageBytes: c.Int64("max-message-bytes"), ReplaceInvalidUTF8: c.Bool("replace-invalid-utf8"),
+		Skipped: &rollout.Skips{}}
 	if o.MaxMessageBytes < 1 || o.MaxMessageBytes > 1<<30 {
 		return nil, fmt.Errorf("max-message-bytes: want 1 to %d, got %d", 1<<30, o.MaxMessageBytes)
 	}
@@ -97,9 +98,36 @@ func runConvert(c *ucli.Context) error {
 		return withFlagHints(err, "")
 	}
 	if !c.Bool("quiet") {
-		printConvertSummary(os.Stdout, c.String("out"), sum)
+		printConvertSummary(c.App.Writer, c.String("out"), sum)
+		printSkipped(c.App.Writer, o)
 	}
 	return nil
+}
+
+// withSkipped adds to err the files of input directories that were
+// skipped, when there were any: a run that found nothing to read says why.
+func withSkipped(err error, srcs []rollout.Source) error {
+	if err == nil || len(srcs) == 0 || len(srcs[0].Options.Skipped.Files()) == 0 {
+		return err
+	}
+	var b strings.Builder
+	printSkipped(&b, srcs[0].Options)
+	return fmt.Errorf("%w (%s)", err, strings.TrimSuffix(b.String(), "\n"))
+}
+
+// printSkipped counts the files of input directories that hold no
+// trajectory and names the first few.
+func printSkipped(w io.Writer, o *rollout.Options) {
+	files := o.Skipped.Files()
+	if len(files) == 0 {
+		return
+	}
+	const shown = 3
+	list := strings.Join(files[:min(shown, len(files))], ", ")
+	if len(files) > shown {
+		list += ", …"
+	}
+	fmt.Fprintf(w, "skipped %d file(s) in input directories that hold no trajectory: %s\n", len(files), list)
 }
 
 func printConvertSummary(w io.Writer, out string, s rollout.Summary) {
@@ -109,6 +137,10 @@ func printConvertSummary(w io.Writer, out string, s rollout.Summary) {
 	if s.UsageTurns > 0 {
 		u := s.Usage
 		fmt.Fprintf(w, "usage: input %d (cached %d), output %d (reasoning %d)\n", u.Input, u.Cached, u.Output, u.Reasoning)
+	}
+	if s.Turns > 0 {
+		fmt.Fprintf(w, "reasoning count recorded on %d turn(s) (%d of them 0), absent on %d; %d retried call(s)\n",
+			s.ReasoningTurns, s.ZeroReasoning, s.Turns-s.ReasoningTurns, s.Retried)
 	}
 	outcomes := map[string]int{}
 	for k, v := range s.Outcomes {

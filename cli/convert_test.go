@@ -26,7 +26,9 @@ func TestConvertThenBuildEqualsBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "3 trajectories from 5 file(s) to " + conv + "\nformats: mini-swe-agent 3\n" +
-		"turns: 6 (LLM calls), 6 with usage\nusage: input 6150 (cached 2688), output 800 (reasoning 508)\noutcome from: results 3\n"
+		"turns: 6 (LLM calls), 6 with usage\nusage: input 6150 (cached 2688), output 800 (reasoning 508)\n" +
+		"reasoning count recorded on 5 turn(s) (0 of them 0), absent on 1; 0 retried call(s)\noutcome from: results 3\n" +
+		"skipped 2 file(s) in input directories that hold no trajectory: " + agentRuns + "/mini1/preds.json, " + agentRuns + "/mini2/preds.json\n"
 	if out != want {
 		t.Errorf("convert summary:\n%s\nwant:\n%s", out, want)
 	}
@@ -91,10 +93,12 @@ func TestConvertWarnsOnExitStatusAndCountsReplacements(t *testing.T) {
 	}
 	want := "3 trajectories from 4 file(s) to " + conv + "\nformats: mini-swe-agent 2, rollout 1\n" +
 		"turns: 4 (LLM calls), 4 with usage\nusage: input 3660 (cached 1536), output 525 (reasoning 340)\n" +
+		"reasoning count recorded on 3 turn(s) (0 of them 0), absent on 1; 0 retried call(s)\n" +
 		"outcome from: exit_status 2, none 1\n" +
 		"note: 1 trajectories have no outcome and count as unsuccessful (pass --results or --success-file)\n" +
 		"invalid UTF-8: 1 sequences replaced with U+FFFD\n" +
-		"warning: 1 trajectories count as successful because the agent submitted; that is not a verified resolution (pass the SWE-bench report with --results)\n"
+		"warning: 1 trajectories count as successful because the agent submitted; that is not a verified resolution (pass the SWE-bench report with --results)\n" +
+		"skipped 1 file(s) in input directories that hold no trajectory: " + agentRuns + "/mini2/preds.json\n"
 	if out != want {
 		t.Errorf("summary:\n%s\nwant:\n%s", out, want)
 	}
@@ -105,7 +109,7 @@ func TestReadFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"convert", "-i", agentRuns, "-o", "x", "--format", "swe"}, `format: want one of mini-swe-agent, atif, inspect, swe-agent, openhands-output, openhands, codex, qwen-code, claude-code, rollout, dialogue, got "swe"`},
+		{[]string{"convert", "-i", agentRuns, "-o", "x", "--format", "swe"}, `format: want one of mini-swe-agent, atif, inspect, swe-agent, openhands-output, openhands, codex, qwen-code, claude-code, guard-ledger, rollout, dialogue, got "swe"`},
 		{[]string{"build", "-i", agentRuns, "--max-message-bytes", "0"}, "max-message-bytes: want 1 to 1073741824, got 0"},
 		{[]string{"probes", "-i", agentRuns, "--results", agentRuns + "/mini1/preds.json"}, "results: " + agentRuns + "/mini1/preds.json: resolved_ids: missing: want a SWE-bench harness report"},
 		{[]string{"build", "-i", agentRuns + "/report.json", "--task", "swebench", "--budget", "9"}, agentRuns + "/report.json: not a trajectory log: SWE-bench harness report (resolved_ids): pass it with --results"},
@@ -166,8 +170,10 @@ func TestConvertSessions(t *testing.T) {
 	// input 13,400 (cached 9,000), output 195 (reasoning 34).
 	want := "9 trajectories from 10 file(s) to " + conv + "\nformats: claude-code 3, codex 3, qwen-code 3\n" +
 		"turns: 24 (LLM calls), 24 with usage\nusage: input 40200 (cached 27000), output 585 (reasoning 102)\n" +
+		"reasoning count recorded on 24 turn(s) (9 of them 0), absent on 0; 0 retried call(s)\n" +
 		"outcome from: none 5, results 4\n" +
-		"note: 5 trajectories have no outcome and count as unsuccessful (pass --results or --success-file)\n"
+		"note: 5 trajectories have no outcome and count as unsuccessful (pass --results or --success-file)\n" +
+		"skipped 1 file(s) in input directories that hold no trajectory: " + agentRuns + "/sessions/qwen/usage_record.jsonl\n"
 	if out != want {
 		t.Errorf("convert summary:\n%s\nwant:\n%s", out, want)
 	}

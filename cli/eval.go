@@ -54,25 +54,25 @@ With --compare, prints saved --json runs side by side in the layouts of the
 paper's SFT/RL sweep table and overall table; --report writes them as one
 HTML page (flags go before the file arguments).`,
 	Flags: []ucli.Flag{
-		&ucli.StringFlag{Name: "data", Usage: "eval probes `FILE` (eval/test.parquet)"},
+		dataFlag("eval probes"),
 		&ucli.StringFlag{Name: "predictions", Usage: "predictions `FILE` (JSONL {\"custom_id\", \"response\"})"},
 		&ucli.StringFlag{Name: "ollama", Usage: "ask `MODEL` served by Ollama (OLLAMA_HOST, native API) to answer every probe"},
 		&ucli.StringFlag{Name: "endpoint", Usage: "ask an OpenAI-compatible Chat Completions server at `URL` (with or without /v1)"},
-		&ucli.StringFlag{Name: "model", Usage: "model `NAME` to ask at --endpoint"},
+		&ucli.StringFlag{Name: "model", Usage: "`MODEL` to ask at --endpoint"},
 		&ucli.StringFlag{Name: "api-key-env", Value: "OPENAI_API_KEY", Usage: "environment `VARIABLE` holding the --endpoint API key (unset or empty: no key)"},
 		&ucli.StringSliceFlag{Name: "header", Usage: "extra --endpoint request header `K=V` (repeatable)"},
 		&ucli.Float64Flag{Name: "temperature", Usage: "sampling temperature (0: greedy)"},
 		&ucli.IntFlag{Name: "max-tokens", Aliases: []string{"num-predict"}, Value: 512, Usage: "answer cap in `TOKENS`"},
 		&ucli.StringFlag{Name: "extra-body", Usage: "`JSON` object merged into every --endpoint request (reasoning_effort, chat_template_kwargs, …)"},
 		&ucli.StringFlag{Name: "predictions-out", Usage: "append answers to `FILE` as they arrive; a rerun skips ids answered there (default: predictions-MODEL.jsonl)"},
-		&ucli.IntFlag{Name: "concurrency", Value: 8, Usage: "requests in flight"},
+		&ucli.IntFlag{Name: "concurrency", Value: 8, Usage: "`N` requests in flight"},
 		&ucli.Float64Flag{Name: "rate", Usage: "cap on `REQUESTS` started per second, retries included (0: none)"},
 		&ucli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "limit on one request"},
 		&ucli.IntFlag{Name: "attempts", Value: 6, Usage: "requests per probe at most, on 429, 5xx, timeouts and connection errors"},
 		&ucli.Float64Flag{Name: "price-in", Usage: "dollars per million prompt tokens, for the spend summary"},
 		&ucli.Float64Flag{Name: "price-out", Usage: "dollars per million completion tokens, for the spend summary"},
 		&ucli.IntFlag{Name: "bootstrap", Value: 1000, Usage: "bootstrap resamples for the 95% intervals (0: none)"},
-		&ucli.Uint64Flag{Name: "seed", Value: 42, Usage: "seed of the bootstrap and of the model's sampling (sent to --endpoint only when given)"},
+		seedFlag("of the bootstrap and of the model's sampling (sent to --endpoint only when given)"),
 		&ucli.StringFlag{Name: "name", Usage: "run `NAME` in --json and comparisons (default: the predictions file or model)"},
 		&ucli.StringFlag{Name: "json", Usage: "write every number to `FILE`"},
 		&ucli.StringFlag{Name: "report", Usage: "write a self-contained HTML report with plots to `FILE`"},
@@ -120,6 +120,9 @@ func runEval(c *ucli.Context) error {
 // evalRun checks the flags, gets the answers and scores them. failed lists
 // probes a model was asked and could not answer.
 func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
+	if err := c.Set("data", dataFile(c.String("data"))); err != nil {
+		return eval.Run{}, nil, err
+	}
 	data, preds := c.String("data"), c.String("predictions")
 	model, endpoint := c.String("ollama"), c.String("endpoint")
 	sources := 0
@@ -146,17 +149,22 @@ func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 	}
 	var stats predict.Stats
 	var failed *predict.FailedError
+	var keys map[string]string
 	if model != "" || endpoint != "" {
 		if endpoint != "" {
 			model = c.String("model")
 		}
-		if preds, stats, failed, err = ask(c, rows, model, endpoint); err != nil {
+		if preds, keys, stats, failed, err = ask(c, rows, model, endpoint); err != nil {
 			return eval.Run{}, nil, err
 		}
 	}
 	set, err := predict.ReadFile(preds)
 	if err != nil {
 		return eval.Run{}, nil, fmt.Errorf("eval: %w", err)
+	}
+	if keys != nil {
+		// The ledger may hold answers to other prompts under the same ids.
+		set = set.Only(keys)
 	}
 	if cut := set.Cut(); cut > 0 {
 		fmt.Fprintf(c.App.ErrWriter, "eval: %d answers in %s were cut off (token cap, or no done flag); scored as they are\n", cut, preds)
@@ -217,12 +225,13 @@ func checkJoin(c *ucli.Context, j eval.Matched, preds string) error {
 	return nil
 }
 
-// ask answers the probes the predictions log lacks and returns the log's
-// path, what this run spent and the probes that failed.
-func ask(c *ucli.Context, rows []dataset.RLRow, model, endpoint string) (string, predict.Stats, *predict.FailedError, error) {
+// ask answers the probes the predictions log has no answer for to the same
+// request (model, sampling, prompt) and returns the log's path, each
+// probe's request key, what this run spent and the probes that failed.
+func ask(c *ucli.Context, rows []dataset.RLRow, model, endpoint string) (string, map[string]string, predict.Stats, *predict.FailedError, error) {
 	client, err := modelClient(c, model, endpoint)
 	if err != nil {
-		return "", predict.Stats{}, nil, fmt.Errorf("eval: %w", err)
+		return "", nil, predict.Stats{}, nil, fmt.Errorf("eval: %w", err)
 	}
 	out := c.String("predictions-out")
 	if out == "" {
@@ -240,20 +249,25 @@ func ask(c *ucli.Context, rows []dataset.RLRow, model, endpoint string) (string,
 			bar.updateNote("ask "+model, int64(p.Done+p.Failed), int64(p.Total), note)
 		},
 	}
-	before, stats, err := predict.ResumeFile(c.Context, client, predict.ProbesOf(rows), out, model, opt)
+	probes := predict.ProbesOf(rows)
+	before, stats, err := predict.ResumeFile(c.Context, client, probes, out, model, opt)
 	bar.done()
 	var failed *predict.FailedError
 	switch {
 	case errors.Is(err, predict.ErrModel):
-		return "", stats, nil, fmt.Errorf("eval: %w (use another --predictions-out)", err)
+		return "", nil, stats, nil, fmt.Errorf("eval: %w (use another --predictions-out)", err)
 	case err != nil && !errors.As(err, &failed):
-		return "", stats, nil, fmt.Errorf("eval: %s: %w (answers so far are in %s; rerun to resume)", model, err, out)
+		return "", nil, stats, nil, fmt.Errorf("eval: %s: %w (answers so far are in %s; rerun to resume)", model, err, out)
 	}
 	if !c.Bool("quiet") {
-		fmt.Fprintf(c.App.ErrWriter, "eval: %d answers in %s (%d asked now, %d from before)\n",
-			before+stats.Answered, out, stats.Probes, before)
+		again := ""
+		if stats.Stale > 0 {
+			again = fmt.Sprintf("; %d asked again: their saved answers were to another prompt or sampling", stats.Stale)
+		}
+		fmt.Fprintf(c.App.ErrWriter, "eval: %d answers in %s (%d asked now, %d from before%s)\n",
+			before+stats.Answered, out, stats.Probes, before, again)
 	}
-	return out, stats, failed, nil
+	return out, predict.RequestKeys(client, model, probes), stats, failed, nil
 }
 
 // modelClient builds the Ollama or Chat Completions client the flags ask
@@ -266,6 +280,9 @@ func modelClient(c *ucli.Context, model, endpoint string) (predict.Client, error
 		api, err := api.ClientFromEnvironment()
 		if err != nil {
 			return nil, fmt.Errorf("ollama: %w", err)
+		}
+		if err := checkOllama(c.Context); err != nil {
+			return nil, err
 		}
 		return &predict.Ollama{API: api, Model: model, Temperature: c.Float64("temperature"),
 			NumPredict: c.Int("max-tokens"), Seed: int64(c.Uint64("seed"))}, nil

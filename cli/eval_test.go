@@ -366,3 +366,60 @@ func TestEvalCompatBagenV1(t *testing.T) {
 		t.Errorf("mre_mean %v, want 5/24", m.MREMean)
 	}
 }
+
+// TestEvalLedgerOtherData asks a model (a test server speaking Ollama's
+// /api/chat) for the eval file of one build, then for the eval file of a
+// build with another --budget, through the same ledger: the custom_ids are
+// the same, every prompt differs, so every probe is asked again and scored
+// with its new answer, and stderr says so.
+func TestEvalLedgerOtherData(t *testing.T) {
+	dir := t.TempDir()
+	var data [2]string
+	for i, budget := range []string{"2500", "3000"} {
+		out := filepath.Join(dir, "out"+budget)
+		if _, stderr, err := runReward(t.Context(), "build", "-q", "--budget", budget, "--out", out, "--tokenizer", tokenizerPath(t)); err != nil {
+			t.Fatalf("build --budget %s: %v\n%s", budget, err, stderr)
+		}
+		data[i] = filepath.Join(out, dataset.EvalFile)
+	}
+	var requests atomic.Int64
+	var answer atomic.Value
+	answer.Store("<answer>impossible</answer>")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		var req api.ChatRequest
+		if r.URL.Path != "/api/chat" || json.NewDecoder(r.Body).Decode(&req) != nil {
+			http.Error(w, `{"error":"bad request"}`, http.StatusBadRequest)
+			return
+		}
+		json.NewEncoder(w).Encode(api.ChatResponse{Model: req.Model, Message: api.Message{Role: "assistant", Content: answer.Load().(string)}, Done: true})
+	}))
+	defer srv.Close()
+	t.Setenv("OLLAMA_HOST", srv.URL)
+	ledger, js := filepath.Join(dir, "preds.jsonl"), filepath.Join(dir, "run.json")
+	run := func(data string) (eval.Run, string) {
+		_, stderr, err := runReward(t.Context(), "eval", "--data", data, "--ollama", "m", "--predictions-out", ledger, "--bootstrap", "0", "--json", js)
+		if err != nil {
+			t.Fatalf("eval --data %s: %v\n%s", data, err, stderr)
+		}
+		return readRun(t, js), stderr
+	}
+	first, _ := run(data[0])
+	n := int64(first.Metrics.Probes)
+	if requests.Load() != n || first.Metrics.RecallImpossible != 1 || first.Metrics.RecallPossible != 0 {
+		t.Fatalf("first run: %d requests for %d probes, recalls %v, %v", requests.Load(), n, first.Metrics.RecallPossible, first.Metrics.RecallImpossible)
+	}
+	answer.Store("<answer>[0, 100000]</answer>")
+	second, stderr := run(data[1])
+	m := second.Metrics
+	want := fmt.Sprintf("eval: %d answers in %s (%d asked now, 0 from before; %d asked again: their saved answers were to another prompt or sampling)\n", m.Probes, ledger, m.Probes, m.Probes)
+	if requests.Load() != n+int64(m.Probes) || stderr != want || m.RecallPossible != 1 || m.RecallImpossible != 0 {
+		t.Errorf("second run: %d requests in all, recalls %v, %v, stderr %q; want %d, 1, 0, %q",
+			requests.Load(), m.RecallPossible, m.RecallImpossible, stderr, n+int64(m.Probes), want)
+	}
+	// Back on the first file, its answers are still in the ledger.
+	again, stderr := run(data[0])
+	if requests.Load() != n+int64(m.Probes) || again.Metrics.RecallImpossible != 1 || !strings.Contains(stderr, fmt.Sprintf("(0 asked now, %d from before)", n)) {
+		t.Errorf("third run: %d requests in all, recall impossible %v, stderr %q", requests.Load(), again.Metrics.RecallImpossible, stderr)
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -55,12 +56,12 @@ compressed by extension (.gz, .zst) and is byte-identical for the same flags.`,
 func fixtureFlags(n int, noise float64) []ucli.Flag {
 	return []ucli.Flag{
 		&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "output `FILE` (.jsonl, .jsonl.gz or .jsonl.zst)"},
-		&ucli.IntFlag{Name: "n", Value: n, Usage: "number of trajectories"},
+		&ucli.IntFlag{Name: "n", Value: n, Usage: "`N` trajectories"},
 		&ucli.Float64Flag{Name: "noise", Value: noise, Usage: "probability of a random or misleading move, 0 to 1"},
-		&ucli.Int64Flag{Name: "seed", Value: 42, Usage: "seed of the environments and the agent"},
-		&ucli.StringFlag{Name: "tokenizer", Usage: "Qwen token counter: a tokenizer.json `PATH`, ollama:MODEL or hf:REPO", DefaultText: "the one cached by make tokenizer"},
-		&ucli.IntFlag{Name: "workers", Usage: "parallel workers; the output does not depend on it", DefaultText: "all cores"},
-		&ucli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no summary"},
+		&ucli.Int64Flag{Name: "seed", Value: DefaultSeed, Usage: "`SEED` of the environments and the agent"},
+		&ucli.StringFlag{Name: "tokenizer", Usage: "Qwen token counter `SPEC`: a tokenizer.json path, ollama:MODEL or hf:REPO", DefaultText: "Qwen's, cached by make tokenizer"},
+		&ucli.IntFlag{Name: "workers", Usage: "`N` parallel workers; the output does not depend on it", DefaultText: "all cores"},
+		quietFlag,
 	}
 }
 
@@ -86,12 +87,20 @@ func runFixtures(newGen fixtureGen) ucli.ActionFunc {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		st, err := fixtures.WriteFile(c.Context, c.String("out"), c.Int("n"), c.Int("workers"), gen)
+		bar, n := newProgress(c.Bool("quiet")), c.Int("n")
+		var done atomic.Int64
+		counted := func(i int) (fixtures.Trajectory, error) {
+			t, err := gen(i)
+			bar.update(name, done.Add(1), int64(n))
+			return t, err
+		}
+		st, err := fixtures.WriteFile(c.Context, c.String("out"), n, c.Int("workers"), counted)
+		bar.done()
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		if !c.Bool("quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", c.String("out"), st)
+			fmt.Fprintf(c.App.Writer, "%s: %s\n", c.String("out"), st)
 		}
 		return nil
 	}

@@ -21,14 +21,14 @@ func needTokenizer(t *testing.T) {
 	}
 }
 
-// runApp runs bagen-data with args and returns what it wrote to stderr.
+// runApp runs bagen-data with args and returns what it wrote to stdout.
 func runApp(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	app := App()
-	var errOut bytes.Buffer
-	app.ErrWriter, app.Writer = &errOut, io.Discard
+	var out bytes.Buffer
+	app.ErrWriter, app.Writer = io.Discard, &out
 	err := app.Run(append([]string{"bagen-data"}, args...))
-	return errOut.String(), err
+	return out.String(), err
 }
 
 // TestEmbeddedFixturesRegenerate runs every go:generate line of

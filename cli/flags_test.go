@@ -102,7 +102,7 @@ func FuzzBuildFlags(f *testing.F) {
 		ran := false
 		app := parseOnly(Build, func(c *ucli.Context) error {
 			ran = true
-			cfg, cfgErr = buildConfig(c)
+			cfg, cfgErr = buildConfig(c, c.String("task"))
 			return cfgErr
 		})
 		app.Run([]string{"bagen-data", "build", "--balance-ratio=" + ratio, "--oversample-possible=" + oversample,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/ollama/ollama/api"
@@ -32,7 +33,7 @@ var (
 	modelFlag = &ucli.StringFlag{Name: "model", Value: "qwen2.5:7b-instruct", Usage: "Ollama `MODEL` whose embeddings the head reads"}
 	cacheFlag = &ucli.StringFlag{Name: "cache", Usage: "embedding cache `DIR` (default: $BAGEN_DATA_CACHE/embeddings, else ~/.cache/bagen-data/embeddings)"}
 	numCtx    = &ucli.IntFlag{Name: "num-ctx", Value: 8192, Usage: "context length the model embeds with, in `TOKENS` (longer prompts are truncated)"}
-	embedConc = &ucli.IntFlag{Name: "concurrency", Value: 2, Usage: "embedding requests in flight"}
+	embedConc = &ucli.IntFlag{Name: "concurrency", Value: 2, Usage: "`N` embedding requests in flight"}
 )
 
 var grpoTrain = &ucli.Command{
@@ -40,7 +41,7 @@ var grpoTrain = &ucli.Command{
 	Usage:     "SFT warm start (or --init random), then GRPO, with a checkpoint and an eval after every epoch",
 	UsageText: "bagen-data grpo train --data DIR --out DIR [--model MODEL] [--init sft|random] [--resume] ...",
 	Flags: []ucli.Flag{
-		&ucli.StringFlag{Name: "data", Usage: "dataset `DIR` written by build (sft/, rl/, eval/)"},
+		&ucli.StringFlag{Name: "data", Usage: "dataset `PATH`: the directory build wrote (sft/, rl/, eval/)"},
 		&ucli.StringFlag{Name: "out", Usage: "output `DIR`: checkpoints, train.jsonl, plot.html, eval.json"},
 		modelFlag,
 		&ucli.StringFlag{Name: "init", Value: grpo.InitSFT, Usage: "sft (warm start) or random (zero-RL)"},
@@ -55,9 +56,10 @@ var grpoTrain = &ucli.Command{
 		&ucli.Float64Flag{Name: "kl", Value: 0.05, Usage: "KL coefficient β of the k3 loss term (0: no KL term)"},
 		&ucli.Float64Flag{Name: "clip", Value: 0.2, Usage: "surrogate clip ε, in [0, 1) (0: no clipping, dual clip included)"},
 		&ucli.BoolFlag{Name: "drop-uniform-groups", Usage: "leave groups whose rewards are all equal out of the loss, KL term included (DAPO-style; default: kept with advantage 0, as verl)"},
+		&ucli.BoolFlag{Name: "center-only", Usage: "advantages r − mean, not divided by the group's std (verl's norm_adv_by_std_in_grpo=false, Dr. GRPO)"},
 		&ucli.IntFlag{Name: "hidden", Value: 64, Usage: "head MLP width"},
 		&ucli.IntFlag{Name: "bins", Value: grpo.DefaultBins, Usage: "log-spaced interval centre bins"},
-		&ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the weights, shuffles and sampling (0 is a seed like any other)"},
+		seedFlag("of the weights, shuffles and sampling (0 is a seed like any other)"),
 		&ucli.BoolFlag{Name: "resume", Usage: "continue from the latest checkpoint in --out (only --epochs may change)"},
 		&ucli.StringFlag{Name: "name", Usage: "run `NAME` in eval.json (default: the --out directory's name)"},
 		cacheFlag, numCtx, embedConc, quietFlag,
@@ -75,7 +77,7 @@ func grpoConfig(c *ucli.Context) (grpo.Config, error) {
 	cfg := grpo.Config{
 		Init: c.String("init"), SFTEpochs: grpo.Int(c.Int("sft-epochs")), Epochs: grpo.Int(c.Int("epochs")),
 		KL: grpo.Float(c.Float64("kl")), Clip: grpo.Float(c.Float64("clip")), Seed: c.Uint64("seed"),
-		DropUniformGroups: c.Bool("drop-uniform-groups"),
+		DropUniformGroups: c.Bool("drop-uniform-groups"), CenterOnly: c.Bool("center-only"),
 	}
 	ints := []struct {
 		flag     string
@@ -140,6 +142,9 @@ func runGRPOTrain(c *ucli.Context) error {
 	case data == "" || out == "":
 		return errors.New("grpo train: --data DIR and --out DIR are required")
 	}
+	if fi, err := os.Stat(data); err == nil && !fi.IsDir() {
+		return fmt.Errorf("grpo train: --data %s: want the directory build wrote (sft/, rl/, eval/), not a file", data)
+	}
 	cfg, err := grpoConfig(c)
 	if err != nil {
 		return fmt.Errorf("grpo train: %w", err)
@@ -154,7 +159,7 @@ func runGRPOTrain(c *ucli.Context) error {
 	}
 	res, st, err := grpo.TrainDir(c.Context, enc, data, cfg, grpo.Options{Out: out, Resume: c.Bool("resume"), Progress: progress, Name: c.String("name")})
 	if err != nil {
-		return fmt.Errorf("grpo train: %w", err)
+		return fmt.Errorf("grpo train: %w", withOllamaHint(err))
 	}
 	fmt.Fprintf(c.App.Writer, "grpo: %s: train reward expected %s (untrained %s), greedy %s (untrained %s); eval R %s, Acc %s, Cover %s\n",
 		out, res.Train.Expected.Fixed(3), res.Initial.Expected.Fixed(3), res.Train.Reward.Fixed(3), res.Initial.Reward.Fixed(3),
@@ -178,6 +183,9 @@ func grpoEncoder(c *ucli.Context) (*grpo.Encoder, error) {
 	client, err := api.ClientFromEnvironment()
 	if err != nil {
 		return nil, fmt.Errorf("grpo: ollama: %w", err)
+	}
+	if err := checkOllama(c.Context); err != nil {
+		return nil, fmt.Errorf("grpo: %w", err)
 	}
 	cache := c.String("cache")
 	if cache == "" {
@@ -214,7 +222,7 @@ var grpoEval = &ucli.Command{
 	UsageText: "bagen-data grpo eval --checkpoint DIR --data eval/test.parquet [--json FILE] [--predictions-out FILE]",
 	Flags: []ucli.Flag{
 		&ucli.StringFlag{Name: "checkpoint", Usage: "a checkpoint `DIR`, or a grpo train --out directory (its latest checkpoint)"},
-		&ucli.StringFlag{Name: "data", Usage: "eval probes `FILE` (eval/test.parquet)"},
+		dataFlag("eval probes"),
 		&ucli.StringFlag{Name: "model", Usage: "Ollama `MODEL` (default: the one the checkpoint was trained on)"},
 		&ucli.StringFlag{Name: "json", Usage: "write the eval.Run (every number) to `FILE`"},
 		&ucli.StringFlag{Name: "predictions-out", Usage: "write the answers as predictions JSONL to `FILE`"},
@@ -225,7 +233,7 @@ var grpoEval = &ucli.Command{
 }
 
 func runGRPOEval(c *ucli.Context) error {
-	ckpt, data := c.String("checkpoint"), c.String("data")
+	ckpt, data := c.String("checkpoint"), dataFile(c.String("data"))
 	if ckpt == "" || data == "" {
 		return errors.New("grpo eval: --checkpoint DIR and --data FILE are required")
 	}
@@ -262,7 +270,7 @@ func grpoEvalRun(c *ucli.Context, st *grpo.State, data string) (eval.Run, []byte
 	}
 	m, preds, err := grpo.EvaluateFile(c.Context, enc, st, data)
 	if err != nil {
-		return eval.Run{}, nil, fmt.Errorf("grpo eval: %w", err)
+		return eval.Run{}, nil, fmt.Errorf("grpo eval: %w", withOllamaHint(err))
 	}
 	name := c.String("name")
 	if name == "" {

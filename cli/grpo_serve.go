@@ -38,11 +38,11 @@ unreachable gets 503 with the reason (eval retries it).
 ` + drainHelp,
 	Flags: append([]ucli.Flag{
 		&ucli.StringFlag{Name: "checkpoint", Usage: "a checkpoint `DIR`, or a grpo train --out directory (its latest checkpoint)"},
-		&ucli.StringFlag{Name: "listen", Value: "127.0.0.1:8788", Usage: "listen `ADDRESS`"},
+		&ucli.StringFlag{Name: "listen", Aliases: []string{"addr"}, Value: "127.0.0.1:8788", Usage: "listen `ADDRESS`"},
 		&ucli.StringFlag{Name: "model", Usage: "Ollama `MODEL` (default: the one the checkpoint was trained on)"},
 		&ucli.StringFlag{Name: "name", Usage: "model `NAME` clients ask for and /v1/models lists (default: the run's name)"},
 		&ucli.Int64Flag{Name: "max-body", Value: server.DefaultMaxBody, Usage: "largest request body in `BYTES`"},
-		&ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the sampled answers (temperature > 0) that bring no seed of their own"},
+		seedFlag("of the sampled answers (temperature > 0) that bring no seed of their own"),
 		cacheFlag, numCtx,
 	}, serveFlags...),
 	Action: runGRPOServe,
@@ -70,6 +70,7 @@ func runGRPOServe(c *ucli.Context) error {
 		return fmt.Errorf("grpo serve: %w", err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "grpo serve: %s (%s over %s) on http://%s/v1\n", cfg.Name, c.String("checkpoint"), est.Model(), ln.Addr())
+	defer announceDrain(c, "grpo serve", c.Duration("drain-grace"), c.Duration("drain-timeout"))()
 	if err := server.Serve(c.Context, ln, cfg); err != nil {
 		return fmt.Errorf("grpo serve: %w", err)
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -20,11 +19,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
-		if err := App().RunContext(context.Background(), append([]string{"bagen-data"}, args...)); err != nil {
-			fmt.Fprintf(os.Stderr, "bagen-data: %v\n", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+		os.Exit(Main(append([]string{"bagen-data"}, args...)))
 	}
 	os.Exit(m.Run())
 }

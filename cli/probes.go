@@ -34,15 +34,15 @@ round-robin. Writes one parquet in the eval schema (extra_info.split =
 	Flags: append([]ucli.Flag{
 		&ucli.StringSliceFlag{Name: "input", Aliases: []string{"i"}, Usage: "rollout `FILE` or directory (repeatable; formats: see convert --help); default: the embedded fixtures of --task"},
 		&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "probes.parquet", Usage: "output parquet `FILE`"},
-		&ucli.StringFlag{Name: "task", Value: "sokoban", Usage: "task preset: sokoban, searchr1, swebench or warehouse"},
-		&ucli.StringFlag{Name: "budget", Usage: "token budget: `N` tokens, or median (the family's lower median total); default: each rollout's own, else the task's (sokoban 2500, searchr1 3500)"},
+		taskFlag,
+		&ucli.StringFlag{Name: "budget", Usage: "token `BUDGET`: N tokens, or median (the family's lower median total)", DefaultText: "the trajectory's own, else the task's: sokoban 2500, searchr1 3500"},
 		tokenizerFlag,
 		&ucli.IntFlag{Name: "max-samples", Usage: "cap the probes at `N` by length-bucketed round-robin; 0: no cap", DefaultText: "512 for swebench, else 0"},
-		&ucli.IntFlag{Name: "length-bins", Value: 8, Usage: "rollout-length buckets of the subsampling"},
-		&ucli.Uint64Flag{Name: "seed", Value: 42, Usage: "seed of the subsampling and of the Warehouse challenges"},
-		&ucli.StringFlag{Name: "preset", Value: "half_reachable", Usage: "Warehouse challenges: half_reachable (the paper's text) or bagen-v1 (the authors' shipped variant)"},
-		&ucli.StringFlag{Name: "width", Value: "pct30", Usage: "reward_model.ground_truth of token probes: pctN, fixN or point"},
-		&ucli.BoolFlag{Name: "prefix-ids", Usage: "prefix every trajectory id with its file's base name"},
+		&ucli.IntFlag{Name: "length-bins", Value: 8, Usage: "`N` rollout-length buckets of the subsampling"},
+		seedFlag("of the subsampling and of the Warehouse challenges"),
+		&ucli.StringFlag{Name: "preset", Value: "half_reachable", Usage: "Warehouse challenges `PRESET`: half_reachable (the paper's text) or bagen-v1 (the authors' shipped variant)"},
+		&ucli.StringFlag{Name: "width", Value: "pct30", Usage: "target interval `WIDTH` of token probes' reward_model.ground_truth: pctN, fixN or point"},
+		&ucli.BoolFlag{Name: "prefix-ids", Usage: "prefix every trajectory id with its file's base name", DisableDefaultText: true},
 		newCompatFlag("build the benchmark as `CODE` does: bagen-v1 is mll-lab-nu/BAGEN at 58bef4c (the rollout's own or the shipped estimation " +
 			"system prompt, the shipped estimation prompt, history as logged, estimation dialogues read as their env reads them, their median budget and SWE-bench sample, Warehouse preset bagen-v1)"),
 		&ucli.StringFlag{Name: "system-prompt-file", Usage: "show the system prompt of `FILE` (white space around it stripped) instead of the task's"},
@@ -67,7 +67,7 @@ func runProbes(c *ucli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("probes: unexpected argument %q (inputs go in --input)", c.Args().First())
 	}
-	cfg, err := probesFlags(c)
+	cfg, err := probesFlags(c, c.String("task"))
 	if err != nil {
 		return err
 	}
@@ -75,9 +75,18 @@ func runProbes(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	task, err := recordsTask(c, srcs)
+	if err != nil {
+		return fmt.Errorf("probes: %w", err)
+	}
+	if task != cfg.task.Name {
+		if cfg, err = probesFlags(c, task); err != nil {
+			return err
+		}
+	}
 	rs, err := probes.ReadReplays(c.Context, srcs, cfg.read)
 	if err != nil {
-		return withFlagHints(err, "")
+		return withSkipped(withFlagHints(err, ""), srcs)
 	}
 	rows, sum, err := probeRows(rs, cfg)
 	if err != nil {
@@ -88,16 +97,17 @@ func runProbes(c *ucli.Context) error {
 	}
 	if !c.Bool("quiet") {
 		sum.print(c.App.Writer, c.String("out"))
+		printSkipped(c.App.Writer, srcs[0].Options)
 	}
 	return nil
 }
 
 // probesFlags checks every flag and reports all problems at once.
-func probesFlags(c *ucli.Context) (probesConfig, error) {
+func probesFlags(c *ucli.Context, taskName string) (probesConfig, error) {
 	var errs []error
 	compat, err := probes.ParseCompat(c.String("compat"))
 	errs = append(errs, err)
-	task, err := compat.Bench(c.String("task"))
+	task, err := compat.Bench(taskName)
 	errs = append(errs, err)
 	task, err = promptFiles(c, task)
 	errs = append(errs, err)
@@ -240,7 +250,7 @@ func (s *probeSummary) count(rs []probes.Replay) {
 		}
 		s.inputs[r.Inputs]++
 		for b, n := range r.Acc.Bases() {
-			s.bases[probes.Basis(b)] += n
+			s.bases[b] += n
 		}
 	}
 }

@@ -392,8 +392,43 @@ func TestProbesSummaryNamesFallbacks(t *testing.T) {
 	want := "swebench: 4 rollouts (1 succeeded, 1 feasible); budget 5000 tokens; input tokens from messages 0, api 0, api-deltas 4\n" +
 		"1 turn(s) after an output with hidden reasoning the log does not record (the next request grew by less than it): its visible part estimated as the tokenizer's count of the replayed text\n" +
 		"3 turn(s) fell back to message counts: 1 without usage, 1 after a turn without usage, 1 with a cut history (the request grew by less than the previous visible output)\n" +
-		"5 candidate prefixes, 5 probes (2 possible, 3 impossible) -> " + out + "\n"
+		"5 candidate prefixes, 5 probes (2 possible, 3 impossible) -> " + out + "\n" +
+		"skipped 2 file(s) in input directories that hold no trajectory: ../rollout/testdata/harbor/job-1/config.json, ../rollout/testdata/harbor/job-1/result.json\n"
 	if stdout != want {
 		t.Errorf("stdout:\n%s\nwant:\n%s", stdout, want)
+	}
+}
+
+// TestBuildAndProbesCountOneLog pins the README's example of one log
+// through both commands: build counts the user messages and the preset's
+// system prompt (Qwen: 41; 9 and 26), probes the log's request deltas
+// (900, then 1010 − 900 − 60 = 50); both take the recorded outputs.
+func TestBuildAndProbesCountOneLog(t *testing.T) {
+	in := "../rollout/testdata/mini2/astropy__astropy-12907"
+	dir := t.TempDir()
+	if _, err := run(t, "build", "-q", "--task", "swebench", "-i", in, "--split", "0/0/100", "--budget", "5000", "--tokenizer", tokenizerPath(t), "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := dataset.ReadRL(filepath.Join(dir, "eval", "test.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("%d build rows, want 2", len(rows))
+	}
+	// used_0 = sys + in_0, r_0 = out_0 + in_1 + out_1; row 1 shows turn 1.
+	if e0, e1 := rows[0].ExtraInfo, rows[1].ExtraInfo; e0.TokensUsed != 41+9 || e0.RemainingTokens != 60+26+75 ||
+		fmt.Sprint(e1.PerTurnTokens) != "[{1 9 60}]" || e1.TokensUsed+e1.RemainingTokens != 211 {
+		t.Errorf("build rows %+v", rows)
+	}
+	out := filepath.Join(dir, "p.parquet")
+	if _, err := run(t, "probes", "-q", "--task", "swebench", "-i", in, "--budget", "5000", "--tokenizer", tokenizerPath(t), "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err = dataset.ReadRL(out); err != nil {
+		t.Fatal(err)
+	}
+	if e := rows[0].ExtraInfo; len(rows) != 1 || fmt.Sprint(e.PerTurnTokens) != "[{1 900 60}]" || e.TokensUsed != 960 || e.RemainingTokens != 50+75 {
+		t.Errorf("probes rows %+v", rows)
 	}
 }

@@ -38,10 +38,10 @@ are one probe. A probe without a prediction is scored as an unparseable
 answer; it and predictions with no data row are listed on stderr and
 counted; --strict makes them an error.`,
 	Flags: []ucli.Flag{
-		&ucli.StringFlag{Name: "data", Required: true, Usage: "RL or eval parquet `FILE`"},
+		withRequired(dataFlag("RL or eval probes")),
 		&ucli.StringFlag{Name: "predictions", Required: true, Usage: "predictions JSONL `FILE`"},
 		&ucli.StringFlag{Name: "out", Usage: "write per-row rewards and details to this JSONL `FILE`"},
-		&ucli.StringFlag{Name: "rule", Value: "train", Usage: "train (1.8/0.2, the RL reward) or paper (the evaluation score S)"},
+		&ucli.StringFlag{Name: "rule", Value: "train", Usage: "reward `RULE`: train (1.8/0.2, the RL reward) or paper (the evaluation score S)"},
 		&ucli.BoolFlag{Name: "strict", Usage: "fail when predictions and data rows do not match one to one"},
 	},
 	Action: runRewardScore,
@@ -50,7 +50,7 @@ counted; --strict makes them an error.`,
 var rewardServe = &ucli.Command{
 	Name:      "serve",
 	Usage:     "serve the rule reward over HTTP (OpenRLHF, slime, batch)",
-	UsageText: "bagen-data reward serve [--addr 127.0.0.1:8000] [--max-body 64MiB] [--drain-grace 5s] [--log-requests]",
+	UsageText: "bagen-data reward serve [--addr 127.0.0.1:8000] [--max-body 67108864] [--drain-grace 5s] [--log-requests]",
 	Description: `Routes:
   POST /get_reward   OpenRLHF: v0.10.2+ --reward.remote_url http://HOST/get_reward
                      --data.label_key label; before v0.10.2 --remote_rm_url … --label_key label
@@ -59,9 +59,9 @@ var rewardServe = &ucli.Command{
   GET /healthz, GET /metrics (Prometheus)
 ` + drainHelp,
 	Flags: append([]ucli.Flag{
-		&ucli.StringFlag{Name: "addr", Value: "127.0.0.1:8000", Usage: "listen `ADDRESS`"},
+		&ucli.StringFlag{Name: "addr", Aliases: []string{"listen"}, Value: "127.0.0.1:8000", Usage: "listen `ADDRESS`"},
 		&ucli.Int64Flag{Name: "max-body", Value: server.DefaultMaxBody, Usage: "largest request body in `BYTES`"},
-		&ucli.StringFlag{Name: "rule", Value: "train", Usage: "train (1.8/0.2) or paper (weights 1/0)"},
+		&ucli.StringFlag{Name: "rule", Value: "train", Usage: "reward `RULE`: train (1.8/0.2) or paper (weights 1/0)"},
 	}, serveFlags...),
 	Action: runRewardServe,
 }
@@ -101,6 +101,7 @@ func runRewardServe(c *ucli.Context) error {
 		return fmt.Errorf("reward serve: %w", err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "reward: serving on http://%s\n", ln.Addr())
+	defer announceDrain(c, "reward", cfg.DrainGrace, cfg.DrainTimeout)()
 	if err := server.Serve(c.Context, ln, cfg); err != nil {
 		return fmt.Errorf("reward serve: %w", err)
 	}
@@ -124,6 +125,9 @@ type scoredRow struct {
 func runRewardScore(c *ucli.Context) error {
 	rule, err := ruleFlag(c)
 	if err != nil {
+		return err
+	}
+	if err := c.Set("data", dataFile(c.String("data"))); err != nil {
 		return err
 	}
 	rows, err := dataset.ReadRL(c.String("data"))

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"fmt"
 	"log/slog"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -29,6 +31,22 @@ Connection: close; the server keeps serving for --drain-grace, then stops
 accepting, answers every request it has read and exits 0 (1 if
 --drain-timeout cut a request off). Use --drain-grace 0 without a load
 balancer.`
+
+// announceDrain says on stderr, when the first SIGINT or SIGTERM cancels
+// c's context, that the server named who is draining and how a second
+// signal stops it at once (Main). The returned function ends the watch.
+func announceDrain(c *ucli.Context, who string, grace, timeout time.Duration) func() {
+	served := make(chan struct{})
+	go func() {
+		select {
+		case <-c.Context.Done():
+			fmt.Fprintf(c.App.ErrWriter, "%s: draining: /healthz answers 503 for %v, then requests in flight finish (at most %v in all); interrupt again to stop at once\n",
+				who, grace, timeout)
+		case <-served:
+		}
+	}()
+	return func() { close(served) }
+}
 
 // accessLog is the --log-requests logger, nil without it.
 func accessLog(c *ucli.Context) *slog.Logger {

@@ -3,9 +3,12 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"bagen-data/internal/atomicfile"
 	"bagen-data/tokenizer"
 	"bagen-data/validate"
 )
@@ -14,7 +17,7 @@ import (
 var Validate = &ucli.Command{
 	Name:      "validate",
 	Usage:     "check SFT, RL and eval parquet before training: schema, labels, leakage, shape, balance",
-	UsageText: "bagen-data validate [--json] [--strict] [--max-examples N] [--tokenizer SPEC [--max-prompt-tokens N]] PATH...",
+	UsageText: "bagen-data validate [--json FILE] [--strict] [--max-examples N] [--tokenizer SPEC [--max-prompt-tokens N]] PATH...",
 	Description: `PATH is a dataset directory written by build (sft/train.parquet,
 rl/train.parquet, eval/test.parquet and manifest.json) or parquet files.
 A file outside sft/, rl/ and eval/ whose rows say split "probes" (written by
@@ -27,9 +30,10 @@ check fails; warnings fail only with --strict, information never.
 
 ` + validate.CatalogueText(),
 	Flags: []ucli.Flag{
-		&ucli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+		&ucli.StringSliceFlag{Name: "input", Aliases: []string{"i"}, Usage: "dataset directory or parquet `FILE` to check (repeatable; or give them as arguments)"},
+		&ucli.StringFlag{Name: "json", Usage: "write the report as JSON to `FILE` (- for standard output) instead of printing it as text"},
 		&ucli.BoolFlag{Name: "strict", Usage: "make every warning an error (exit status 1), for CI"},
-		&ucli.IntFlag{Name: "max-examples", Value: validate.DefaultMaxExamples, Usage: "offending rows listed per finding"},
+		&ucli.IntFlag{Name: "max-examples", Value: validate.DefaultMaxExamples, Usage: "`N` offending rows listed per finding"},
 		&ucli.StringFlag{Name: "tokenizer", Usage: "count prompt tokens with `SPEC` (a tokenizer.json path, ollama:MODEL or hf:REPO) , warn about long prompts and check tokens_used and per_turn_tokens against the counted system and user messages"},
 		&ucli.IntFlag{Name: "max-prompt-tokens", Value: validate.DefaultMaxPromptTokens, Usage: "warn about prompts longer than `N` tokens (verl's max_prompt_length)"},
 	},
@@ -37,8 +41,12 @@ check fails; warnings fail only with --strict, information never.
 }
 
 func runValidate(c *ucli.Context) error {
-	if c.NArg() == 0 {
+	paths := append(c.StringSlice("input"), c.Args().Slice()...)
+	if len(paths) == 0 {
 		return fmt.Errorf("validate: give a dataset directory or parquet files")
+	}
+	if j := c.String("json"); strings.HasSuffix(j, ".parquet") {
+		return fmt.Errorf("validate: --json %s: --json takes the report's output FILE (- for standard output); the parquet to check goes after the flags", j)
 	}
 	cfg := validate.Config{MaxExamples: c.Int("max-examples"), MaxPromptTokens: c.Int("max-prompt-tokens"), Strict: c.Bool("strict")}
 	if spec := c.String("tokenizer"); spec != "" {
@@ -48,15 +56,17 @@ func runValidate(c *ucli.Context) error {
 		}
 		cfg.Counter = t
 	}
-	r, err := validate.Run(c.Context, c.Args().Slice(), cfg)
+	r, err := validate.Run(c.Context, paths, cfg)
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		err = enc.Encode(r)
+	if path := c.String("json"); path != "" {
+		err = atomicfile.Write(path, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			return enc.Encode(r)
+		})
 	} else {
 		err = r.WriteText(c.App.Writer)
 	}

@@ -64,9 +64,11 @@ func TestValidateCommand(t *testing.T) {
 		}
 	}
 
-	stdout, _, err = runReward(context.Background(), "validate", "--json", "--max-examples", "1", dir)
+	report := filepath.Join(t.TempDir(), "report.json")
+	_, _, err = runReward(context.Background(), "validate", "--json", report, "--max-examples", "1", dir)
 	var r validate.Report
-	if jerr := json.Unmarshal([]byte(stdout), &r); jerr != nil || err == nil || r.Errors != 2 || len(r.Findings[0].Examples) != 1 {
+	raw, _ := os.ReadFile(report)
+	if jerr := json.Unmarshal(raw, &r); jerr != nil || err == nil || r.Errors != 2 || len(r.Findings[0].Examples) != 1 {
 		t.Errorf("--json: %v, %v; report %+v", err, jerr, r)
 	}
 

@@ -13,23 +13,25 @@
 //   - feasibility: accuracy, recall on possible and on impossible probes,
 //     format-valid rate, macro-F1 over all probes (F1@All) and over
 //     first-turn probes (F1@1), and Fail-F1, the F1 of the impossible class
-//     (paper eq. 2–3). The first-turn probes are each trajectory's probes
-//     with its smallest probe_after_turn: p = 0 in build's sets, which probe
-//     before every turn, and k = 1 in the replay sets of `bagen-data
-//     probes`, which probe after each non-terminal prefix (k = 1 … T−1), or
-//     the first prefix subsampling kept;
+//     (paper eq. 2–3). The first-turn probes are those at the set's first
+//     position (FirstTurn): p = 0 in build's sets, which probe before every
+//     turn, and k = 1 in the replay sets of `bagen-data probes`, which
+//     probe after each non-terminal prefix (k = 1 … T−1); a rollout whose
+//     probe there subsampling dropped is left out;
 //   - intervals on truly possible probes: coverage (Cover: r ∈ [L, H] among
 //     interval predictions), hit rate (covered among all possible probes),
 //     midpoint relative error |(L+H)/2 − r| / r at the 50th and 90th
-//     percentiles (PercentileLinear), mean rule reward R (1.8/0.2) over all
-//     probes and per true class, and mean paper score S (eq. 4) over
-//     possible probes;
+//     percentiles (PercentileLinear) over the intervals with r > 0, mean
+//     rule reward R (1.8/0.2) over all probes and per true class, and mean
+//     paper score S (eq. 4) over possible probes, over their intervals and
+//     over their covered intervals;
 //   - optimism: interval misses on possible probes split into optimistic
 //     (midpoint below r) and conservative (above) by rollout-progress bin;
 //   - failure timing: the share of probes on failed trajectories predicted
 //     impossible, by progress bin;
 //   - early stop: every trajectory stopped at its first impossible
-//     prediction;
+//     prediction, saving the remaining tokens the truth keeps on impossible
+//     probes (TruthOf);
 //   - the probed rollouts themselves: task success (trajectories whose
 //     probes are all truly possible) and mean turns, the first columns of
 //     the paper's overall table.

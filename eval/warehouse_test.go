@@ -144,6 +144,11 @@ func TestTruthOf(t *testing.T) {
 		}}
 	}
 	base := Truth{CustomID: "w_probe_after_turn_2", TrajectoryID: "w", ProbeAfterTurn: 2, TotalTurns: 5, TokensUsed: 300, Target: Tokens(700, true)}
+	impossible := func(r int64) Truth {
+		t := base
+		t.Target = Tokens(r, false)
+		return t
+	}
 	withWarehouse := func(possible bool, v [reward.NumDims]float64) Truth {
 		t := base
 		t.Target = reward.WarehouseTarget(reward.WarehouseTruth{Remaining: v, Possible: possible})
@@ -156,6 +161,11 @@ func TestTruthOf(t *testing.T) {
 	}{
 		{"no label: extra_info", "", base, ""},
 		{"token label", `{"remaining_tokens":700,"is_possible":true,"ground_truth":"[490, 910]"}`, base, ""},
+		// An impossible label keeps its remaining tokens (the early stop
+		// saves them); one that gives none takes extra_info's.
+		{"impossible label", `{"remaining_tokens":2200,"is_possible":false,"ground_truth":"impossible"}`, impossible(2200), ""},
+		{"impossible label without remaining tokens", `{"is_possible":false}`, impossible(700), ""},
+		{"bare impossible label", "impossible", impossible(700), ""},
 		{"warehouse possible",
 			`{"time_weeks":20,"warehouse_item_weeks":168156,"cumulative_cost_usd":968798.33,"is_possible":true,"ground_truth":"…"}`,
 			withWarehouse(true, [3]float64{20, 168156, 968798.33}), ""},

@@ -40,10 +40,14 @@ type Config struct {
 	// DropUniformGroups leaves the groups whose rewards are all equal out
 	// of the objective, KL term included (DAPO-style filtering); false,
 	// verl's GRPO, keeps them with advantage 0.
-	DropUniformGroups bool   `json:"drop_uniform_groups,omitempty"`
-	Hidden            int    `json:"hidden"` // MLP width; 0 means 64
-	Space             Space  `json:"space"`  // action space; zero means the default
-	Seed              uint64 `json:"seed"`   // seeds the weights, shuffles and sampling
+	DropUniformGroups bool `json:"drop_uniform_groups,omitempty"`
+	// CenterOnly uses advantages r − mean without dividing by the group's
+	// std (verl's norm_adv_by_std_in_grpo=false, Dr. GRPO); false divides,
+	// verl's default.
+	CenterOnly bool   `json:"center_only,omitempty"`
+	Hidden     int    `json:"hidden"` // MLP width; 0 means 64
+	Space      Space  `json:"space"`  // action space; zero means the default
+	Seed       uint64 `json:"seed"`   // seeds the weights, shuffles and sampling
 }
 
 // Float returns a pointer to v, for the Config fields where nil means the

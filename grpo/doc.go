@@ -38,7 +38,9 @@
 // and stays in the batch: it adds nothing to the surrogate but dilutes its
 // mean and keeps its KL pull towards π_ref — on a collapsed prompt (a
 // possible probe answered "impossible" by every sample) that pull is the
-// only force at work. Such groups are counted in the log
+// only force at work, though it can slow a collapse more than undo one: k3
+// is estimated on the sampled actions, and the gradient of an action the
+// policy already takes with probability near 1 vanishes. Such groups are counted in the log
 // (zero_var_groups); Config.DropUniformGroups (--drop-uniform-groups)
 // leaves them out instead, KL term included, like DAPO's dynamic sampling
 // filter but without resampling replacements. The samples are split into
@@ -65,6 +67,12 @@
 //     group's advantages are exactly 0 here; verl's are (r − mean)/ε,
 //     which is 0 or float32 rounding noise. verl gives a group of one
 //     mean 0 and std 1; here a group has at least two samples.
+//     Config.CenterOnly (--center-only) is norm_adv_by_std_in_grpo=false
+//     (Dr. GRPO): A_i = r_i − mean(r), so a group keeps its rewards'
+//     scale. With the std division an impossible probe's {0, 0.2} group
+//     pushes as hard as a possible probe's {0, 1.8} one, which undoes the
+//     rule reward's 1.8/0.2 weighting for a policy that cannot tell the
+//     two kinds of probe apart.
 //   - no filtering: every group of the batch enters the loss (DAPO's
 //     filter is a separate option there, as here).
 //   - policy loss: loss_mode "vanilla" (compute_policy_loss_vanilla):
@@ -100,5 +108,6 @@
 // appends to train.jsonl, rewrites plot.html and eval.json, and saves a
 // checkpoint (weights, reference head, Adam moments, the PCG state and the
 // log length); resuming from it ends byte-identical to a run that never
-// stopped.
+// stopped. Epochs 0 stops after SFT; resuming such a run with more epochs
+// continues into GRPO as if it had never stopped.
 package grpo

@@ -52,6 +52,27 @@ func Advantages(rewards []float64) (adv []float64, uniform bool) {
 	return adv, false
 }
 
+// CenteredAdvantages returns A_i = r_i − mean(r), the advantages without
+// the division by the group's std (verl's norm_adv_by_std_in_grpo=false,
+// Dr. GRPO): a group keeps the scale of its rewards, so a possible probe's
+// 1.8-scale rewards outweigh an impossible probe's 0.2. uniform is as for
+// Advantages. rewards is not modified.
+func CenteredAdvantages(rewards []float64) (adv []float64, uniform bool) {
+	adv, uniform = Advantages(rewards)
+	if uniform {
+		return adv, true
+	}
+	var mean float64
+	for _, r := range rewards {
+		mean += r
+	}
+	mean /= float64(len(rewards))
+	for i, r := range rewards {
+		adv[i] = r - mean
+	}
+	return adv, false
+}
+
 // Ratio is ρ = π/π_old = exp(log π − log π_old), the log-ratio clamped to
 // ±MaxLogRatio first.
 func Ratio(logp, oldLogp float64) float64 {

@@ -39,6 +39,26 @@ func TestAdvantages(t *testing.T) {
 	}
 }
 
+func TestCenteredAdvantages(t *testing.T) {
+	for _, tc := range []struct {
+		rewards, want []float64
+		uniform       bool
+	}{
+		{[]float64{1.8, 0}, []float64{0.9, -0.9}, false},
+		{[]float64{0.2, 0, 0, 0}, []float64{0.15, -0.05, -0.05, -0.05}, false},
+		{[]float64{0.2, 0.2}, []float64{0, 0}, true},
+	} {
+		in := slices.Clone(tc.rewards)
+		got, u := CenteredAdvantages(in)
+		if u != tc.uniform || !slices.EqualFunc(got, tc.want, func(a, b float64) bool { return math.Abs(a-b) < 1e-15 }) {
+			t.Errorf("CenteredAdvantages(%v) = %v, %v; want %v, %v", tc.rewards, got, u, tc.want, tc.uniform)
+		}
+		if !slices.Equal(in, tc.rewards) {
+			t.Errorf("CenteredAdvantages modified its input")
+		}
+	}
+}
+
 func TestAdvantagesZeroMean(t *testing.T) {
 	adv, _ := Advantages([]float64{0.3, 1.8, 0, 0.9, 0.45})
 	var s float64
@@ -180,7 +200,7 @@ func TestObjectiveUniformGroup(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, groups := objectiveBatch()
-			kept, uniform := keep(groups, tc.drop)
+			kept, uniform := keep(groups, tc.drop, false)
 			s := samplesOf(kept)
 			if uniform != tc.uniform || len(s.X) != tc.samples {
 				t.Fatalf("keep: %d uniform, %d samples; want %d, %d", uniform, len(s.X), tc.uniform, tc.samples)
@@ -221,7 +241,7 @@ func checkPair(t *testing.T, name string, got []float64, v float64) {
 func TestObjectiveNoClip(t *testing.T) {
 	a := 0.9 / (0.9*math.Sqrt2 + AdvantageEps)
 	h, groups := objectiveBatch()
-	kept, _ := keep(groups[:1], false)
+	kept, _ := keep(groups[:1], false, false)
 	st, grads, err := h.GRPOGrad(samplesOf(kept), 0, 0.1)
 	if err != nil {
 		t.Fatal(err)

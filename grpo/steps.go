@@ -94,7 +94,7 @@ func (t *trainer) grpoStep(batch []int) error {
 		}
 		groups = append(groups, g)
 	}
-	kept, uniform := keep(groups, t.cfg.DropUniformGroups)
+	kept, uniform := keep(groups, t.cfg.DropUniformGroups, t.cfg.CenterOnly)
 	n := len(batch) * t.cfg.Group
 	rec.Groups, rec.ZeroVarGroups = len(batch), uniform
 	rec.Reward, rec.RewardPossible, rec.RewardImpossible = m.means()
@@ -117,11 +117,16 @@ func (t *trainer) grpoStep(batch []int) error {
 // keep sets each group's advantages and returns the groups the objective
 // sees: all of them (verl's GRPO), or with drop those whose rewards are
 // not all equal (DAPO's dynamic sampling filter, without the resampling).
-// uniform counts the groups whose rewards are all equal.
-func keep(groups []group, drop bool) (kept []group, uniform int) {
+// uniform counts the groups whose rewards are all equal. center picks
+// CenteredAdvantages over Advantages.
+func keep(groups []group, drop, center bool) (kept []group, uniform int) {
+	adv := Advantages
+	if center {
+		adv = CenteredAdvantages
+	}
 	for _, g := range groups {
 		var u bool
-		if g.adv, u = Advantages(g.rewards); u {
+		if g.adv, u = adv(g.rewards); u {
 			uniform++
 			if drop {
 				continue

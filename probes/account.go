@@ -185,7 +185,6 @@ const (
 	// output (the harness dropped history); in_k is the user message's
 	// count.
 	BasisHistoryCut
-	numBases
 )
 
 func (b Basis) String() string {
@@ -204,10 +203,10 @@ func (b Basis) String() string {
 	return "messages"
 }
 
-// Bases counts the turns of a by Basis; every count is 0 for an
-// Accounting made by Account, which records none.
-func (a Accounting) Bases() [numBases]int {
-	var n [numBases]int
+// Bases counts the turns of a by Basis (no entry for a Basis no turn
+// has); empty for an Accounting made by Account, which records none.
+func (a Accounting) Bases() map[Basis]int {
+	n := map[Basis]int{}
 	for _, b := range a.Basis {
 		n[b]++
 	}
@@ -337,7 +336,7 @@ func nativeVote(t Trajectory, a Accounting, c Counter) bool {
 	in, vis := make([]int64, n), make([]int64, n)
 	for k, p := range a.Pairs {
 		api := apiAt(t, k)
-		in[k], vis[k] = api.Input, voteVisible(t, api, p[1], a.Turns[k].Out, c)
+		in[k], vis[k] = api.Input, voteVisible(t, api, p[1], a.Turns[k].Out-api.Retried.Output, c)
 	}
 	return HistoryIncluded(in, vis)
 }
@@ -412,7 +411,7 @@ func nativeDelta(t Trajectory, c Counter, a *Accounting, k int) (int64, Basis, e
 	i := a.Pairs[k-1][1]
 	n, err := messageTokens(t, i, t.Messages[i].Content, c)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%w (estimating the visible output: the request of turn %d grew by %d tokens, less than the previous output's %d, and the log records no reasoning)", err, k, growth, prev.Output)
+		return 0, 0, fmt.Errorf("%w (estimating the visible output: the request of turn %d grew by %d tokens, less than turn %d's output of %d, and the log records no reasoning)", err, k+1, growth, k, prev.Output)
 	}
 	return growth - min(n, growth), BasisEstimated, nil
 }

@@ -51,13 +51,16 @@ var Native = Compat{joinUser0: func(u, p string) string { return u + "\n\n" + p 
 // build (scripts/budget-rl/prepare_budget_probe.py, see Preset): bagen-v1
 // labels, the script's SYSTEM_PROMPTS and one estimation template, user_0
 // right-stripped before the probe text at p = 0, the script's <think>
-// texts and its success rule (rollout.BagenV1Success). For the benchmark (TokenEstimationEnv and
-// run_token_estimation_env.py, see Bench): the shipped estimation prompts,
-// the rollout's own system prompt, raw history, estimation dialogues read
-// as their env reads them (bagenV1Dialogue), their median budget
-// (PyMedian) and SWE-bench sample (SubsampleBagenV1). The split and
-// balancing of a build are the dataset package's (AssignBagenV1,
-// BalancedBagenV1).
+// texts and its success rule (rollout.BagenV1Success). For the benchmark
+// (TokenEstimationEnv and run_token_estimation_env.py, see Bench): the
+// shipped estimation prompts, the rollout's own system prompt, raw
+// history, estimation dialogues read as their env reads them
+// (bagenV1Dialogue, with the implicit over-limit cut of CutOverLimit once
+// the budgets are known), their usage conversion (bagenV1Accounting),
+// their median budget (PyMedian) and SWE-bench sample (SubsampleBagenV1).
+// The Warehouse challenges and their whole-unit truths are the bagen-v1
+// Preset's. The split and balancing of a build are the dataset package's
+// (AssignBagenV1, BalancedBagenV1).
 var BagenV1Compat = Compat{
 	Name:   "bagen-v1",
 	Labels: LabelsBagenV1,
@@ -215,7 +218,9 @@ func (c Compat) CutOverLimit(rs []Replay, budgets []int64, o ReplayOptions) ([]R
 			outR, outB = append(outR, r), append(outB, budgets[i])
 			continue
 		}
-		t := c.dialogue(r.Traj, budgets[i])
+		// From the logged success again: the first reading added the
+		// success of turns the cut may drop.
+		t := c.dialogue(r.Traj.WithSuccessRule(c.success), budgets[i])
 		if len(t.Messages) == 0 {
 			continue
 		}

@@ -2,6 +2,7 @@ package probes
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -197,6 +198,37 @@ func TestOverLimit(t *testing.T) {
 		tt.edit(&d)
 		if got := overLimit(d, tt.limit); got != tt.want {
 			t.Errorf("%s: overLimit = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestCutOverLimitSuccess: the cut drops an over-limit turn with every
+// turn after it, and with them their success — the authors' env takes the
+// success of the turns it keeps — and leaves Native's reading alone.
+func TestCutOverLimitSuccess(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "d.json")
+	data := `[{"turns":[` +
+		`{"turn_idx":1,"messages":[{"role":"system","content":"s"},{"role":"user","content":"q"}],"parsed_response":"a1","api_input_tokens":10,"api_output_tokens":5,"actions":["x"]},` +
+		`{"turn_idx":2,"user_prompt":"o1","parsed_response":"a2","api_input_tokens":100,"api_output_tokens":5,"actions":[]},` +
+		`{"turn_idx":3,"user_prompt":"o2","parsed_response":"a3","api_input_tokens":130,"api_output_tokens":5,"success":true}]}]`
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []Compat{Native, BagenV1Compat} {
+		o := ReplayOptions{Counter: words{}, Compat: c}
+		rs, err := ReadReplays(context.Background(), []Source{FileSource(path)}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, budgets, err := c.CutOverLimit(rs, []int64{50}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		turns, success := got[0].Turns(), got[0].Traj.Success
+		want := map[string][2]any{"none": {3, true}, "bagen-v1": {1, false}}[c.String()]
+		if turns != want[0] || success != want[1] || len(budgets) != 1 || rs[0].Turns() != 3 || !rs[0].Traj.Success {
+			t.Errorf("%s: %d turns, success %v after the cut (%d, %v before); want %v", c, turns, success, rs[0].Turns(), rs[0].Traj.Success, want)
 		}
 	}
 }

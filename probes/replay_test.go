@@ -27,6 +27,10 @@ func TestHistoryIncluded(t *testing.T) {
 		{"one turn is never cumulative", []int64{500}, []int64{50}, false},
 		{"no turns", nil, nil, false},
 		{"shorter outputs bound the turns", []int64{100, 150, 10, 10}, []int64{50}, false},
+		// 190 is compared with 100, the last recorded input, + 60, the
+		// output of the turn before it.
+		{"an unrecorded input is skipped", []int64{100, Unrecorded, 190}, []int64{50, 60, 9}, true},
+		{"only unrecorded neighbours", []int64{Unrecorded, 100, Unrecorded}, []int64{50, 60, 9}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,7 +213,7 @@ func TestNewReplayNeedsTokenizer(t *testing.T) {
 		{"user message of a cut turn", []APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 90, Output: 10}}, "swe.jsonl:2: messages[5].tokens: " + ErrNoTokenizer.Error()},
 		{"system prompt with message counts", nil, "swe.jsonl:2: messages[2].tokens: " + ErrNoTokenizer.Error()},
 		{"estimate of hidden reasoning", []APITokens{{Input: 100, Output: 500}, {Input: 150, Output: 600}, {Input: 200, Output: 50}},
-			"swe.jsonl:2: messages[2].tokens: " + ErrNoTokenizer.Error() + " (estimating the visible output: the request of turn 1 grew by 50 tokens, less than the previous output's 500, and the log records no reasoning)"},
+			"swe.jsonl:2: messages[2].tokens: " + ErrNoTokenizer.Error() + " (estimating the visible output: the request of turn 2 grew by 50 tokens, less than turn 1's output of 500, and the log records no reasoning)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -139,14 +139,18 @@ func intervalAt(s string, p int) (lo, hi int64, ok bool) {
 
 // skipSpace returns the position after the white space at s[p:].
 func skipSpace(s string, p int) int {
+	for p < len(s) && isSpace(s[p]) {
+		p++
+	}
+	if p < len(s) && s[p] >= utf8.RuneSelf {
+		return skipSpaceFrom(s, p)
+	}
+	return p
+}
+
+// skipSpaceFrom is skipSpace past a non-ASCII character.
+func skipSpaceFrom(s string, p int) int {
 	for p < len(s) {
-		if c := s[p]; c < utf8.RuneSelf {
-			if !isSpace(c) {
-				break
-			}
-			p++
-			continue
-		}
 		n := spaceAt(s, p)
 		if n == 0 {
 			break
@@ -181,6 +185,9 @@ func isSpace(c byte) bool {
 
 // trimSpace trims s of white space at both ends, as Python's str.strip().
 func trimSpace(s string) string {
+	if n := len(s); n > 0 && s[0] < utf8.RuneSelf && !isSpace(s[0]) && s[n-1] < utf8.RuneSelf && !isSpace(s[n-1]) {
+		return s // the usual answer: nothing to trim
+	}
 	s = s[skipSpace(s, 0):]
 	for len(s) > 0 {
 		c := s[len(s)-1]
@@ -203,23 +210,36 @@ func trimSpace(s string) string {
 // readDigits reads the run of decimal digits at s[p:], returning its value
 // (saturated at math.MaxInt64) and its length in bytes.
 func readDigits(s string, p int) (v int64, n int) {
-	for i := p; i < len(s); {
-		d, w := int64(s[i]-'0'), 1
-		if s[i] < '0' || s[i] > '9' {
-			d, w = digitAt(s, i)
-		}
+	i := p
+	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+		v = addDigit(v, int64(s[i]-'0'))
+	}
+	if i < len(s) && s[i] >= utf8.RuneSelf {
+		return readDigitsFrom(s, p, i, v)
+	}
+	return v, i - p
+}
+
+// readDigitsFrom is readDigits of s[p:] past a non-ASCII character at
+// s[i], the value of s[p:i] being v.
+func readDigitsFrom(s string, p, i int, v int64) (int64, int) {
+	for i < len(s) {
+		d, w := digitAt(s, i)
 		if w == 0 {
 			break
 		}
-		if v > (math.MaxInt64-d)/10 {
-			v = math.MaxInt64
-		} else {
-			v = v*10 + d
-		}
+		v = addDigit(v, d)
 		i += w
-		n += w
 	}
-	return v, n
+	return v, i - p
+}
+
+// addDigit appends decimal digit d to v, saturating at math.MaxInt64.
+func addDigit(v, d int64) int64 {
+	if v > (math.MaxInt64-d)/10 {
+		return math.MaxInt64
+	}
+	return v*10 + d
 }
 
 // digitAt returns the value and byte length of the decimal digit at s[p:]

@@ -107,7 +107,7 @@ func TestBadInputs(t *testing.T) {
 		{"forced dialogue on JSONL", "r.jsonl", `{"custom_id":"a"}`, &Options{Format: Dialogue},
 			`r.jsonl:1: format dialogue: want a JSON array, got '{'`},
 		{"forced rollout on a document", "a.traj.json", miniHead + "\n" + `{"role":"user","content":"t"}]}`, &Options{Format: Rollout},
-			`a.traj.json:1: invalid JSON at byte 96: unexpected end of JSON input`},
+			`a.traj.json:1: custom_id: missing`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

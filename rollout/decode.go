@@ -103,6 +103,13 @@ func decodeRollout(rec Record) (Trajectory, error) {
 	t.BySuccessRule = metadataSuccesses(w.Metadata, rec.Data)
 	t.Success = t.BySuccessRule[FirstPresentSuccess]
 	t.Outcome, t.Instance = metadataOutcome(w.Metadata)
+	json.Unmarshal(w.Metadata["task"], &t.Task) // a task that is not a string names none
+	if v, ok := present(w.Metadata["guard"]); ok {
+		t.Guard = new(GuardRun)
+		if err := json.Unmarshal(v, t.Guard); err != nil {
+			return t, rec.Errorf("metadata.guard", "%w", JSONCause(err))
+		}
+	}
 	return t, nil
 }
 

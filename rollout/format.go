@@ -69,7 +69,7 @@ var Predictions = &Format{Name: "swebench-preds", Doc: "SWE-bench predictions (p
 
 // Formats lists every format the readers know, in detection order.
 var Formats = []*Format{MiniSWEAgent, ATIF, Inspect, SWEAgent, HarborSide, OpenHandsOutput, OpenHandsMetadata, OpenHands, SWEBenchReport, Predictions,
-	CodexHistory, QwenUsage, ClaudeTodos, Codex, QwenCode, ClaudeCode, Rollout, Dialogue}
+	CodexHistory, QwenUsage, ClaudeTodos, Codex, QwenCode, ClaudeCode, GuardLedger, Rollout, Dialogue}
 
 func init() {
 	Rollout.decode = decodeRollout

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -44,6 +45,51 @@ type Options struct {
 	// ReplaceInvalidUTF8 replaces invalid UTF-8 with U+FFFD and counts it
 	// in Trajectory.Replaced, instead of failing.
 	ReplaceInvalidUTF8 bool
+	// Skipped, when not nil, records the files of input directories that
+	// were skipped because they hold no trajectory.
+	Skipped *Skips
+}
+
+// Skips is the set of files skipped in input directories because they hold
+// no trajectory (results, configs, a previous build's manifest), each with
+// what it is. It is safe for concurrent use.
+type Skips struct {
+	mu    sync.Mutex
+	files map[string]string
+}
+
+func (s *Skips) add(name, what string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.files == nil {
+		s.files = map[string]string{}
+	}
+	s.files[name] = what
+}
+
+// Files are the skipped files' names, sorted.
+func (s *Skips) Files() []string {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.files))
+	for n := range s.files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (o *Options) skips() *Skips {
+	if o == nil {
+		return nil
+	}
+	return o.Skipped
 }
 
 func (o *Options) maxMessage() int64 {
@@ -375,6 +421,7 @@ func (s *scanner) deliver(rec Record) error {
 	}
 	if s.format.Side {
 		if s.src.InDir {
+			s.src.Options.skips().add(s.src.Name, s.format.Doc)
 			return nil
 		}
 		return &ParseError{File: rec.Pos.File, Line: rec.Pos.Line, Index: rec.Pos.Index, Err: fmt.Errorf("%w: %s", ErrNotTrajectory, s.format.Doc)}
@@ -390,7 +437,10 @@ func (s *scanner) deliver(rec Record) error {
 }
 
 // objects reads a file that starts with '{': JSONL when its first line is
-// a whole JSON value, else one JSON document.
+// a whole JSON value, else one JSON document, or several (pretty-printed
+// trajectories, one after another). In a directory, objects that no format
+// recognises and that have neither custom_id nor messages are no
+// trajectory: the file is skipped.
 func (s *scanner) objects() error {
 	first, err := s.line(1)
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -399,6 +449,10 @@ func (s *scanner) objects() error {
 	if s.format = s.src.Options.forced(); json.Valid(first) {
 		if s.format == nil {
 			s.format = detectObject(first)
+			if s.src.InDir && s.format == Rollout && !rolloutKeys(first) {
+				s.src.Options.skips().add(s.src.Name, "JSON without custom_id or messages")
+				return nil
+			}
 		}
 		if s.format.layout == session {
 			return s.session(first)
@@ -417,11 +471,63 @@ func (s *scanner) objects() error {
 		return s.inspectJSON(doc)
 	}
 	if s.format.layout == lines {
-		// A multi-line object where one per line is wanted: let the
-		// decoder name what is wrong with line 1.
-		return s.emit(Position{File: s.src.Name, Line: 1, Index: -1}, first)
+		return s.documents(first, doc)
 	}
 	return s.emit(Position{File: s.src.Name, Index: -1}, doc)
+}
+
+// documents emits each JSON value of doc, one or more objects over several
+// lines, at the line it starts on. When doc is not such a sequence, the
+// decoder names what is wrong with the first line.
+func (s *scanner) documents(first, doc []byte) error {
+	type value struct {
+		line int
+		raw  json.RawMessage
+	}
+	var values []value
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	for {
+		start := int(dec.InputOffset())
+		for start < len(doc) && strings.IndexByte(" \t\r\n", doc[start]) >= 0 {
+			start++
+		}
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		line := 1 + bytes.Count(doc[:start], []byte("\n"))
+		if err != nil || len(raw) == 0 || raw[0] != '{' {
+			if len(values) == 0 {
+				return s.emit(Position{File: s.src.Name, Line: 1, Index: -1}, first)
+			}
+			if err == nil {
+				err = errors.New("want a JSON object")
+			}
+			return &ParseError{File: s.src.Name, Line: line, Index: -1, Err: JSONCause(err)}
+		}
+		values = append(values, value{line, raw})
+	}
+	if s.src.InDir && s.src.Options.forced() == nil && !rolloutKeys(values[0].raw) {
+		s.src.Options.skips().add(s.src.Name, "JSON without custom_id or messages")
+		return nil
+	}
+	for _, v := range values {
+		if err := s.emit(Position{File: s.src.Name, Line: v.line, Index: -1}, v.raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rolloutKeys reports whether a JSON object has custom_id or messages, the
+// keys of a rollout record.
+func rolloutKeys(data []byte) bool {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(data, &keys) != nil {
+		return true // not an object: the decoder says what is wrong
+	}
+	return has(keys, "custom_id") || has(keys, "messages")
 }
 
 func (s *scanner) lines(first []byte, eof bool) error {

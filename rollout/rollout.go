@@ -119,9 +119,15 @@ type Trajectory struct {
 	// Instance is the task instance (a SWE-bench instance id) that results
 	// files are joined on; "" when the log does not name one.
 	Instance string
+	// Guard is what bagen-data guard estimated and decided during the run
+	// (metadata.guard); nil for logs the guard did not write.
+	Guard *GuardRun
 	// Replaced counts invalid UTF-8 sequences replaced by U+FFFD (only when
 	// Options.ReplaceInvalidUTF8 allows it; otherwise they are an error).
 	Replaced int
+	// Task is the task the log says it is from (metadata.task: sokoban,
+	// searchr1, …); "" when it does not say.
+	Task string
 }
 
 // Position is where a record sits in its input.

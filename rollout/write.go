@@ -25,9 +25,11 @@ type canonAPI struct {
 }
 
 type canonMetadata struct {
-	Success       bool    `json:"success"`
-	OutcomeSource Outcome `json:"outcome_source"`
-	InstanceID    string  `json:"instance_id,omitempty"`
+	Success       bool      `json:"success"`
+	OutcomeSource Outcome   `json:"outcome_source"`
+	InstanceID    string    `json:"instance_id,omitempty"`
+	Task          string    `json:"task,omitempty"`
+	Guard         *GuardRun `json:"guard,omitempty"`
 }
 
 type canonRollout struct {
@@ -51,7 +53,7 @@ func recorded(n int64) *int64 {
 // position and Replaced.
 func MarshalCanonical(t Trajectory) ([]byte, error) {
 	c := canonRollout{CustomID: t.ID, Budget: t.Budget, Messages: make([]canonMessage, len(t.Messages)),
-		Metadata: canonMetadata{Success: t.Success, OutcomeSource: t.Outcome, InstanceID: t.Instance}}
+		Metadata: canonMetadata{Success: t.Success, OutcomeSource: t.Outcome, InstanceID: t.Instance, Task: t.Task, Guard: t.Guard}}
 	if c.Metadata.OutcomeSource == "" {
 		c.Metadata.OutcomeSource = OutcomeNone
 	}
@@ -107,6 +109,13 @@ type Summary struct {
 	Turns      int      `json:"turns"`
 	UsageTurns int      `json:"usage_turns"`
 	Usage      UsageSum `json:"usage"`
+	// ReasoningTurns counts the turns whose reasoning count the log
+	// records, ZeroReasoning those of them where it is 0 (the accounting
+	// step trusts both and checks the others against the next request);
+	// Retried counts calls made again (each paid, see APITokens.Retried).
+	ReasoningTurns int `json:"reasoning_turns"`
+	ZeroReasoning  int `json:"reasoning_zero_turns"`
+	Retried        int `json:"retried_calls"`
 }
 
 // UsageSum adds up recorded usage: input and output over the turns that
@@ -137,6 +146,13 @@ func (s *Summary) add(rec Record, t Trajectory) {
 		}
 	}
 	for _, a := range t.API {
+		if a.Reasoning != nil {
+			s.ReasoningTurns++
+			if *a.Reasoning == 0 {
+				s.ZeroReasoning++
+			}
+		}
+		s.Retried += int(a.Retried.Calls)
 		if a.Input == Unrecorded || a.Output == Unrecorded {
 			continue
 		}

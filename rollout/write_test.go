@@ -29,7 +29,10 @@ func TestConvertRoundTrip(t *testing.T) {
 	}
 	wantSum := Summary{Files: 10, Trajectories: 6, Formats: map[string]int{"mini-swe-agent": 3, "atif": 2, "openhands": 1},
 		Outcomes: map[Outcome]int{OutcomeResults: 5, OutcomeNone: 1},
-		Turns:    13, UsageTurns: 13, Usage: UsageSum{Input: 30060, Output: 2775, Reasoning: 1588, Cached: 23324}}
+		// 2 + 4 mini-swe-agent calls, 1 + 3 ATIF, 3 OpenHands; reasoning
+		// recorded on 2 + 3 + 1 + 1 of them.
+		Turns: 13, UsageTurns: 13, Usage: UsageSum{Input: 30060, Output: 2775, Reasoning: 1588, Cached: 23324},
+		ReasoningTurns: 7}
 	if diff := cmp.Diff(wantSum, sum); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}

@@ -3,21 +3,9 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"bagen-data/cli"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := cli.App().RunContext(ctx, os.Args)
-	stop()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "bagen-data: %v\n", err)
-		os.Exit(1)
-	}
-}
+func main() { os.Exit(cli.Main(os.Args)) }

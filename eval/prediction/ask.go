@@ -67,8 +67,9 @@ func (p Progress) ETA() time.Duration {
 // Stats is what a run spent.
 type Stats struct {
 	// Probes is how many were asked; Answered and Failed split them (a
-	// run stopped early leaves the rest in neither).
-	Probes, Answered, Failed int
+	// run stopped early leaves the rest in neither). Stale counts the
+	// asked probes whose saved answer was to another request (Resume).
+	Probes, Answered, Failed, Stale int
 	// Requests counts HTTP requests, retries included.
 	Requests int
 	// Tokens the server reported for the answered probes.
@@ -80,7 +81,7 @@ type Stats struct {
 // Add sums two runs' spend (wall times add).
 func (s Stats) Add(o Stats) Stats {
 	return Stats{
-		Probes: s.Probes + o.Probes, Answered: s.Answered + o.Answered, Failed: s.Failed + o.Failed,
+		Probes: s.Probes + o.Probes, Answered: s.Answered + o.Answered, Failed: s.Failed + o.Failed, Stale: s.Stale + o.Stale,
 		Requests: s.Requests + o.Requests, PromptTokens: s.PromptTokens + o.PromptTokens,
 		CompletionTokens: s.CompletionTokens + o.CompletionTokens, ReasoningTokens: s.ReasoningTokens + o.ReasoningTokens,
 		Wall: s.Wall + o.Wall,
@@ -258,20 +259,35 @@ func (p *pacer) wait(ctx context.Context) error {
 	return nil
 }
 
-// Resume asks for the probes log has no answer for (never asked, or
-// failed before) and appends each result to log as it arrives. It returns
-// how many probes it asked about and what they cost.
+// Resume asks for the probes log has no answer for to the same request
+// (RequestKey of the log's model, c's sampling and the probe's prompt:
+// never asked, failed before, or answered to another prompt or sampling,
+// which Stats.Stale counts) and appends each result to log, with its key,
+// as it arrives. It returns how many probes it asked about and what they
+// cost.
 func Resume(ctx context.Context, c Client, probes []Probe, log *Log, opt Options) (Stats, error) {
+	probes = unique(probes)
+	keys := RequestKeys(c, log.model, probes)
 	var todo []Probe
-	for _, p := range unique(probes) {
-		if !log.Has(p.CustomID) {
-			todo = append(todo, p)
+	stale := 0
+	for _, p := range probes {
+		if log.HasKey(p.CustomID, keys[p.CustomID]) {
+			continue
+		}
+		todo = append(todo, p)
+		if log.Has(p.CustomID) {
+			stale++
 		}
 	}
 	if len(todo) == 0 {
 		return Stats{}, nil
 	}
-	return Ask(ctx, c, todo, opt, log.Append)
+	st, err := Ask(ctx, c, todo, opt, func(p Prediction) error {
+		p.Key = keys[p.CustomID]
+		return log.Append(p)
+	})
+	st.Stale = stale
+	return st, err
 }
 
 // ProbesOf makes one probe per eval or RL row: its custom_id and prompt.
@@ -284,8 +300,9 @@ func ProbesOf(rows []dataset.RLRow) []Probe {
 }
 
 // ResumeFile opens the ledger at path for model's answers (OpenLog), asks
-// the probes it has no answer for (Resume) and closes it. It returns how
-// many probes the ledger had answered before and what this run spent; the
+// the probes it has no answer for to the same request (Resume) and closes
+// it. It returns how many probes the ledger had answered before to the
+// same request (the answers reused) and what this run spent; the
 // error is the ledger's or Resume's (a *FailedError when some probes
 // failed, the ledger then holds their failure lines).
 func ResumeFile(ctx context.Context, c Client, probes []Probe, path, model string, opt Options) (before int, st Stats, err error) {
@@ -293,8 +310,9 @@ func ResumeFile(ctx context.Context, c Client, probes []Probe, path, model strin
 	if err != nil {
 		return 0, Stats{}, err
 	}
-	before = log.Answers()
+	probes = unique(probes)
 	st, err = Resume(ctx, c, probes, log, opt)
+	before = len(probes) - st.Probes
 	if cerr := log.Close(); err == nil {
 		err = cerr
 	}

@@ -24,7 +24,7 @@ type Log struct {
 	f        *os.File
 	path     string
 	model    string
-	have     map[string]bool
+	have     map[string]map[string]bool // custom_id → request keys answered
 	unsynced int
 	synced   time.Time
 }
@@ -52,11 +52,9 @@ func OpenLog(path, model string) (*Log, []Prediction, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	l := &Log{f: f, path: path, model: model, have: make(map[string]bool, len(preds)), synced: time.Now()}
+	l := &Log{f: f, path: path, model: model, have: make(map[string]map[string]bool, len(preds)), synced: time.Now()}
 	for _, p := range preds {
-		if !p.Failed() {
-			l.have[p.CustomID] = true
-		}
+		l.add(p)
 	}
 	return l, preds, nil
 }
@@ -99,12 +97,31 @@ func checkModel(preds []Prediction, path, model string) error {
 	return nil
 }
 
-// Has reports whether the log holds an answer for id (a failure line is
-// not one).
+// add records an answer line (a failure line is not one).
+func (l *Log) add(p Prediction) {
+	if p.Failed() {
+		return
+	}
+	if l.have[p.CustomID] == nil {
+		l.have[p.CustomID] = map[string]bool{}
+	}
+	l.have[p.CustomID][p.Key] = true
+}
+
+// Has reports whether the log holds an answer for id, to any request (a
+// failure line is not one).
 func (l *Log) Has(id string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.have[id]
+	return len(l.have[id]) > 0
+}
+
+// HasKey reports whether the log holds an answer for id to the request
+// key (RequestKey).
+func (l *Log) HasKey(id, key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.have[id][key]
 }
 
 // Append writes p as one line, an answer or a failure, and syncs the log
@@ -122,9 +139,7 @@ func (l *Log) Append(p Prediction) error {
 	if _, err := l.f.Write(line); err != nil {
 		return fmt.Errorf("%s: %w", l.path, err)
 	}
-	if !p.Failed() {
-		l.have[p.CustomID] = true
-	}
+	l.add(p)
 	l.unsynced++
 	if l.unsynced >= SyncEvery || time.Since(l.synced) >= SyncInterval {
 		return l.sync()

@@ -49,6 +49,10 @@ type Prediction struct {
 	Incomplete bool `json:"incomplete,omitempty"`
 	// Error, on a failure line, says why the probe has no answer.
 	Error string `json:"error,omitempty"`
+	// Key identifies the request an answer answers (RequestKey: model,
+	// sampling and prompt); a rerun reuses the answer only for a probe
+	// with the same key. Files written by hand may leave it out.
+	Key string `json:"request_sha256,omitempty"`
 
 	// Line is the 1-based line the prediction was read from (0 when it
 	// was not read from a file).

@@ -1,6 +1,7 @@
 package prediction
 
 import (
+	"bagen-data/dataset"
 	"context"
 	"errors"
 	"os"
@@ -219,19 +220,21 @@ func TestLogKeepsCompleteLastLine(t *testing.T) {
 	}
 }
 
-// TestResumeFile resumes a ledger holding one answer and one failure: it
-// asks only the failed and the missing probes.
+// TestResumeFile resumes a ledger holding one answer to the same request
+// and one failure: it asks only the failed and the missing probes.
 func TestResumeFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.jsonl")
-	os.WriteFile(path, []byte(`{"custom_id":"t0_probe_after_turn_0","response":"x","model":"m"}`+"\n"+
-		`{"custom_id":"t1_probe_after_turn_0","error":"attempt 6 of 6: 503","model":"m"}`+"\n"), 0o644)
 	var asked []string
 	c := clientFunc(func(p Probe) (Prediction, error) {
 		asked = append(asked, p.CustomID)
 		return Prediction{CustomID: p.CustomID, Response: "r"}, nil
 	})
-	before, st, err := ResumeFile(t.Context(), c, probes(3), path, "m", Options{Concurrency: 1})
-	if err != nil || before != 1 || st.Answered != 2 || !cmp.Equal(asked, []string{"t1_probe_after_turn_0", "t2_probe_after_turn_0"}) {
+	ps := probes(3)
+	key := RequestKey(c, "m", ps[0].Messages)
+	os.WriteFile(path, []byte(`{"custom_id":"t0_probe_after_turn_0","response":"x","model":"m","request_sha256":"`+key+`"}`+"\n"+
+		`{"custom_id":"t1_probe_after_turn_0","error":"attempt 6 of 6: 503","model":"m"}`+"\n"), 0o644)
+	before, st, err := ResumeFile(t.Context(), c, ps, path, "m", Options{Concurrency: 1})
+	if err != nil || before != 1 || st.Answered != 2 || st.Stale != 0 || !cmp.Equal(asked, []string{"t1_probe_after_turn_0", "t2_probe_after_turn_0"}) {
 		t.Errorf("got before %d, %+v, %v, asked %v; want 1 before and t1, t2 asked", before, st, err, asked)
 	}
 	set, err := ReadFile(path)
@@ -239,6 +242,63 @@ func TestResumeFile(t *testing.T) {
 		t.Errorf("ledger: %v; want 3 answers and 4 lines", err)
 	}
 }
+
+// TestResumeStale reuses a ledger on probes with the same custom_ids but
+// other prompts (data built with another budget), then with other
+// sampling: every probe is asked again, counted stale, and Only gives the
+// answers to the requests of the run, not the first run's.
+func TestResumeStale(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.jsonl")
+	answer := func(p Probe) (Prediction, error) {
+		return Prediction{CustomID: p.CustomID, Response: p.Messages[1].Content}, nil
+	}
+	first := probes(3)
+	if before, st, err := ResumeFile(t.Context(), clientFunc(answer), first, path, "m", Options{}); err != nil || before != 0 || st.Answered != 3 {
+		t.Fatalf("first run: before %d, %+v, %v", before, st, err)
+	}
+	second := probes(3)
+	for i := range second {
+		second[i].Messages = []dataset.Message{second[i].Messages[0], {Role: "user", Content: "budget 3000: " + second[i].Messages[1].Content}}
+	}
+	other := &Ollama{Model: "m", Temperature: 0.7}
+	runs := []struct {
+		name  string
+		c     Client
+		ps    []Probe
+		stale int
+	}{
+		{"same prompts", clientFunc(answer), first, 0},
+		{"other prompts", clientFunc(answer), second, 3},
+		{"other prompts again", clientFunc(answer), second, 0},
+		{"back to the first prompts", clientFunc(answer), first, 0},
+		{"other sampling", &sampled{other, answer}, first, 3},
+	}
+	for _, r := range runs {
+		before, st, err := ResumeFile(t.Context(), r.c, r.ps, path, "m", Options{})
+		if err != nil || before != 3-r.stale || st.Probes != r.stale || st.Stale != r.stale {
+			t.Errorf("%s: before %d, %+v, %v; want %d reused, %d asked again", r.name, before, st, err, 3-r.stale, r.stale)
+		}
+		set, err := ReadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		only := set.Only(RequestKeys(r.c, "m", r.ps))
+		for _, p := range r.ps {
+			if a, ok := only.Answer(p.CustomID); !ok || a.Response != p.Messages[1].Content {
+				t.Errorf("%s: %s: got %q, %t; want the answer to %q", r.name, p.CustomID, a.Response, ok, p.Messages[1].Content)
+			}
+		}
+	}
+}
+
+// sampled is a client with an Ollama's sampling settings that answers by
+// a function.
+type sampled struct {
+	*Ollama
+	f func(Probe) (Prediction, error)
+}
+
+func (s *sampled) Complete(_ context.Context, p Probe) (Prediction, error) { return s.f(p) }
 
 type clientFunc func(Probe) (Prediction, error)
 

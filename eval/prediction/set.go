@@ -10,7 +10,10 @@ import (
 //   - a repeated answer line with the same response is the same answer
 //     (kept once, the first line's metadata wins); with a different
 //     response it is a *DuplicateError naming both lines — a file must not
-//     say two things about one probe;
+//     say two things about one probe — unless the two lines answer
+//     different requests (their request_sha256 keys differ: a ledger
+//     reused on data built otherwise): then the later line is the answer,
+//     and Only picks the answer to a given request;
 //   - a failure line ("error", no "response") records a probe that got no
 //     answer; an answer line for the same id, before or after, supersedes
 //     it (a rerun appends the answer after the failure);
@@ -21,6 +24,7 @@ import (
 // not modified after NewSet and is safe for concurrent reads.
 type Set struct {
 	answers map[string]Prediction
+	byKey   map[string]Prediction // custom_id + "\x00" + key → first answer
 	failed  map[string]Prediction
 	order   []string // ids in first-seen order, answered or failed
 	lines   int
@@ -30,7 +34,7 @@ type Set struct {
 // NewSet applies the rules above to preds, read from file name (for
 // messages).
 func NewSet(preds []Prediction, name string) (*Set, error) {
-	s := &Set{answers: make(map[string]Prediction, len(preds)), failed: map[string]Prediction{}, lines: len(preds)}
+	s := &Set{answers: make(map[string]Prediction, len(preds)), byKey: map[string]Prediction{}, failed: map[string]Prediction{}, lines: len(preds)}
 	for _, p := range preds {
 		s.spend.Requests += p.Attempts
 		_, a := s.answers[p.CustomID]
@@ -43,11 +47,17 @@ func NewSet(preds []Prediction, name string) (*Set, error) {
 			if !a && !f {
 				s.failed[p.CustomID] = p
 			}
-		case a:
+		case a && s.answers[p.CustomID].Key == p.Key:
 			if prev := s.answers[p.CustomID]; prev.Response != p.Response {
 				return nil, &DuplicateError{File: name, CustomID: p.CustomID, First: prev.Line, Second: p.Line}
 			}
 		default:
+			k := p.CustomID + "\x00" + p.Key
+			if prev, seen := s.byKey[k]; seen && prev.Response != p.Response {
+				return nil, &DuplicateError{File: name, CustomID: p.CustomID, First: prev.Line, Second: p.Line}
+			} else if !seen {
+				s.byKey[k] = p
+			}
 			delete(s.failed, p.CustomID)
 			s.answers[p.CustomID] = p
 		}
@@ -85,12 +95,35 @@ func ReadFile(path string) (*Set, error) {
 // FromResponses makes a Set of answers from custom_id → response (answers
 // a program computed, as grpo's head does).
 func FromResponses(responses map[string]string) *Set {
-	s := &Set{answers: make(map[string]Prediction, len(responses)), failed: map[string]Prediction{}, lines: len(responses)}
+	s := &Set{answers: make(map[string]Prediction, len(responses)), byKey: map[string]Prediction{}, failed: map[string]Prediction{}, lines: len(responses)}
 	for id, r := range responses {
 		s.answers[id] = Prediction{CustomID: id, Response: r}
+		s.byKey[id+"\x00"] = s.answers[id]
 		s.order = append(s.order, id)
 	}
 	return s
+}
+
+// Only returns the set restricted to the requests keys names (custom_id →
+// RequestKey): an id of keys keeps only its answer to that request, and
+// has none (its failure line, if any, stays) when the file holds answers
+// to other requests only. Ids not in keys are dropped. Spend is the whole
+// file's.
+func (s *Set) Only(keys map[string]string) *Set {
+	o := &Set{answers: map[string]Prediction{}, byKey: map[string]Prediction{}, failed: map[string]Prediction{}, lines: s.lines, spend: s.spend}
+	for _, id := range s.order {
+		key, ok := keys[id]
+		if !ok {
+			continue
+		}
+		o.order = append(o.order, id)
+		if p, ok := s.byKey[id+"\x00"+key]; ok {
+			o.answers[id], o.byKey[id+"\x00"+key] = p, p
+		} else if f, ok := s.failed[id]; ok {
+			o.failed[id] = f
+		}
+	}
+	return o
 }
 
 // Answer returns the answer for id.

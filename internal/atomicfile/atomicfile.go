@@ -6,6 +6,7 @@
 package atomicfile
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +15,15 @@ import (
 
 // Write creates or replaces path with what fn writes. The file gets mode
 // 0644. The error names path; a failing Close is reported like any other.
+// Path Stdout writes to standard output; anything at path that is not a
+// regular file is refused (ErrNotRegular) and left as it is.
 func Write(path string, fn func(w io.Writer) error) (err error) {
+	if path == Stdout {
+		return writeStdout(fn)
+	}
+	if err := checkRegular(path); err != nil {
+		return fmt.Errorf("write %w", err)
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -39,6 +48,18 @@ func Write(path string, fn func(w io.Writer) error) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// writeStdout is Write to standard output, buffered.
+func writeStdout(fn func(w io.Writer) error) error {
+	bw := bufio.NewWriterSize(os.Stdout, 1<<16)
+	if err := fn(bw); err != nil {
+		return fmt.Errorf("write to standard output: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write to standard output: %w", err)
+	}
+	return nil
 }
 
 // WriteFile is Write for data already in memory.

@@ -51,7 +51,9 @@ type options struct {
 	model, out        string
 	sftEpochs, epochs int
 	seeds             []uint64
-	drop              bool
+	drop, center      bool
+	lr                float64 // GRPO learning rate; 0 means grpo's default
+	batch             int     // prompts per GRPO step; 0 means grpo's default
 }
 
 func main() {
@@ -63,9 +65,12 @@ func main() {
 	first := flag.Uint64("seed", 1, "first training seed")
 	n := flag.Int("seeds", 5, "number of seeds: seed, seed+1, …")
 	flag.BoolVar(&o.drop, "drop-uniform-groups", false, "leave groups whose rewards are all equal out of the loss (default: verl's GRPO keeps them)")
+	flag.BoolVar(&o.center, "center-only", false, "advantages r − mean without the std division (verl's norm_adv_by_std_in_grpo=false)")
+	flag.Float64Var(&o.lr, "lr", 0, "GRPO learning rate (0: grpo's default, 3e-3)")
+	flag.IntVar(&o.batch, "batch", 0, "prompts per GRPO step (0: grpo's default, 16)")
 	flag.Parse()
-	if *n < 2 || o.sftEpochs < 1 || o.epochs < 1 {
-		fmt.Fprintln(os.Stderr, "repro: -seeds must be at least 2 (an interval needs two), -sft-epochs and -epochs at least 1")
+	if *n < 2 || o.sftEpochs < 1 || o.epochs < 1 || o.lr < 0 || o.batch < 0 {
+		fmt.Fprintln(os.Stderr, "repro: -seeds must be at least 2 (an interval needs two), -sft-epochs and -epochs at least 1, -lr and -batch not negative")
 		os.Exit(2)
 	}
 	for i := range *n {
@@ -119,8 +124,11 @@ func run(ctx context.Context, o options) error {
 	if o.drop {
 		objective = "uniform groups dropped (-drop-uniform-groups)"
 	}
-	fmt.Printf("\nSokoban budget probes, %s, local GRPO head, %s; %d SFT and %d GRPO epochs; %s.\n",
-		model, objective, o.sftEpochs, o.epochs, time.Since(start).Round(time.Second))
+	if o.center {
+		objective += ", advantages not divided by the std (-center-only)"
+	}
+	fmt.Printf("\nSokoban budget probes, %s, local GRPO head, %s; %d SFT and %d GRPO epochs, GRPO lr %s, batch %s; %s.\n",
+		model, objective, o.sftEpochs, o.epochs, orDefault(o.lr, "3e-3"), orDefault(o.batch, "16"), time.Since(start).Round(time.Second))
 	fmt.Println("Paper: the appendix's SFT/RL sweep table (Qwen2.5-7B-Instruct, full fine-tuning).")
 	return writeSummary(os.Stdout, configs, 1, o.seeds)
 }
@@ -129,7 +137,8 @@ func run(ctx context.Context, o options) error {
 // 0.1 (the SFT row is the KL 0.05 run's last SFT checkpoint).
 func sweep(o options, sft string) []row {
 	with := func(init string, kl float64) grpo.Config {
-		return grpo.Config{Init: init, KL: grpo.Float(kl), SFTEpochs: grpo.Int(o.sftEpochs), Epochs: grpo.Int(o.epochs), DropUniformGroups: o.drop}
+		return grpo.Config{Init: init, KL: grpo.Float(kl), SFTEpochs: grpo.Int(o.sftEpochs), Epochs: grpo.Int(o.epochs),
+			DropUniformGroups: o.drop, CenterOnly: o.center, LR: o.lr, Batch: o.batch}
 	}
 	return []row{
 		{"Zero RL", "zero-rl", with(grpo.InitRandom, 0.05), paperZeroRL},
@@ -240,4 +249,12 @@ func tinyServer(out string) (*ollamatest.Server, error) {
 		return nil, err
 	}
 	return srv, nil
+}
+
+// orDefault prints v, or def when v is zero (grpo's default).
+func orDefault[T int | float64](v T, def string) string {
+	if v == 0 {
+		return def
+	}
+	return fmt.Sprint(v)
 }

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	predict "bagen-data/eval/prediction"
+	"bagen-data/guard"
+	"bagen-data/probes"
+)
+
+// Guard is the `bagen-data guard` command: a budget guard between an
+// agent and its model.
+var Guard = &ucli.Command{
+	Name:  "guard",
+	Usage: "proxy an agent's model calls, estimate its remaining budget live, and log, warn or stop it",
+	UsageText: "bagen-data guard --upstream URL [--estimator URL --estimator-model NAME] [--listen 127.0.0.1:8787]\n" +
+		"   [--budget TOKENS] [--task swebench] [--every N] [--policy log|warn|stop] [--stop-as auto|message|context-limit]\n" +
+		"   [--wait] [--ledger DIR]",
+	Description: `Serves OpenAI Chat Completions (POST /v1/chat/completions), OpenAI Responses
+(POST /v1/responses) and Anthropic Messages (POST /v1/messages) and forwards
+every request to --upstream with the agent's own headers (its API key
+included: the guard holds none); anything else, GET /v1/models included, is
+forwarded untouched. Point the agent's base URL at --listen.
+
+After each turn (every --every turns) the guard renders the budget probe of
+--task for the run so far, as "bagen-data probes" renders it, with --budget
+as the budget, and asks --estimator (an OpenAI-compatible server; its key
+from BAGEN_ESTIMATOR_API_KEY). A failed estimate never blocks the agent.
+--policy log records only; warn adds the estimate and the budget left to
+the next request; stop ends the run at the first "impossible" estimate or
+once its tokens pass --budget, answering with a final assistant message
+(--stop-as message) or the API's context-window error (context-limit).
+
+--ledger DIR keeps one JSONL file per run (0600 files in a 0700 directory:
+they hold whole conversations, never a header); convert, build and probes
+read the directory. GET /healthz, GET /metrics (Prometheus). SIGTERM or
+SIGINT: new requests are refused, streams in flight finish, exit 0.
+Listening beyond loopback exposes the upstream, with the callers' keys,
+to the network.`,
+	Flags: []ucli.Flag{
+		&ucli.StringFlag{Name: "upstream", Required: true, Usage: "model server root `URL` (http://127.0.0.1:8000, https://api.anthropic.com)"},
+		&ucli.StringFlag{Name: "listen", Value: "127.0.0.1:8787", Usage: "listen `ADDRESS`"},
+		&ucli.StringFlag{Name: "estimator", Usage: "OpenAI-compatible estimator `URL` (with or without /v1); none: usage only"},
+		&ucli.StringFlag{Name: "estimator-model", Usage: "estimator model `NAME`"},
+		&ucli.Int64Flag{Name: "budget", Usage: "session token budget (default: the task's; swebench has none)"},
+		&ucli.StringFlag{Name: "task", Value: "swebench", Usage: "probe preset: sokoban, searchr1, swebench or warehouse"},
+		&ucli.IntFlag{Name: "every", Value: 1, Usage: "estimate after every `N`th turn"},
+		&ucli.StringFlag{Name: "policy", Value: "log", Usage: "log, warn or stop"},
+		&ucli.StringFlag{Name: "stop-as", Value: "auto", Usage: "how a stop reaches the agent: auto, message or context-limit"},
+		&ucli.BoolFlag{Name: "wait", Usage: "hold a run's next request until the previous turn's estimate is in"},
+		&ucli.DurationFlag{Name: "estimate-timeout", Value: 30 * time.Second, Usage: "limit on one estimate, retries included"},
+		&ucli.StringFlag{Name: "ledger", Usage: "append every run to `DIR` (one JSONL file per session)"},
+		&ucli.Int64Flag{Name: "max-body", Value: 32 << 20, Usage: "largest request body in `BYTES`"},
+		&ucli.StringSliceFlag{Name: "redact-header", Usage: "header `NAME` never written anywhere (repeatable; the guard records no header but User-Agent)"},
+		&ucli.DurationFlag{Name: "shutdown-timeout", Value: 5 * time.Minute, Usage: "after SIGTERM, limit on the streams in flight"},
+	},
+	Action: runGuard,
+}
+
+func runGuard(c *ucli.Context) error {
+	cfg, err := guardConfig(c)
+	if err != nil {
+		return err
+	}
+	cfg.Logf = func(format string, args ...any) {
+		fmt.Fprintf(c.App.ErrWriter, "bagen-data guard: "+format+"\n", args...)
+	}
+	g, err := guard.New(cfg)
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", c.String("listen"))
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "bagen-data guard: listening on http://%s, upstream %s, policy %s\n", l.Addr(), cfg.Upstream, cfg.Policy)
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return g.Serve(ctx, l, c.Duration("shutdown-timeout"))
+}
+
+func guardConfig(c *ucli.Context) (guard.Config, error) {
+	var errs []error
+	cfg := guard.Config{Upstream: c.String("upstream"), Budget: c.Int64("budget"), Every: c.Int("every"),
+		Wait: c.Bool("wait"), EstimateTimeout: c.Duration("estimate-timeout"), Ledger: c.String("ledger"),
+		MaxBody: c.Int64("max-body"), RedactHeaders: c.StringSlice("redact-header")}
+	var err error
+	if cfg.Policy, err = guard.ParsePolicy(c.String("policy")); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.StopAs, err = guard.ParseStopAs(c.String("stop-as")); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.Task, err = probes.LookupTask(c.String("task")); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Int("every") < 1 {
+		errs = append(errs, fmt.Errorf("every: want ≥ 1, got %d", c.Int("every")))
+	}
+	if c.Int64("max-body") < 1 {
+		errs = append(errs, fmt.Errorf("max-body: want ≥ 1, got %d", c.Int64("max-body")))
+	}
+	if u := c.String("estimator"); u != "" {
+		client := &predict.OpenAI{BaseURL: u, Model: c.String("estimator-model"), APIKey: os.Getenv("BAGEN_ESTIMATOR_API_KEY")}
+		if err := client.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("estimator: %w (--estimator-model names it)", err))
+		}
+		// Three attempts share the estimate timeout.
+		cfg.Estimator = guard.NewEstimator(client, predict.Retry{Attempts: 3, Timeout: cfg.EstimateTimeout / 3})
+	} else if c.String("estimator-model") != "" {
+		errs = append(errs, errors.New("estimator-model: given without --estimator"))
+	}
+	if cfg.Policy != guard.Log && cfg.Estimator == nil && cfg.Budget == 0 {
+		errs = append(errs, fmt.Errorf("policy %s: needs --estimator or --budget", cfg.Policy))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}

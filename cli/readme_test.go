@@ -1,0 +1,359 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"bagen-data/dataset"
+	"bagen-data/tokenizer"
+)
+
+// readmeLine is a bagen-data command line of a README code block.
+type readmeLine struct {
+	line int    // 1-based, where it starts
+	text string // as written, continuation lines joined
+	args []string
+}
+
+// readmeCommands extracts the bagen-data command lines of the code blocks
+// of a Markdown file: a "$ " prompt, leading VAR=value assignments and a
+// trailing "# comment" are dropped, "\" continues a line.
+func readmeCommands(t *testing.T, path string) []readmeLine {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	var out []readmeLine
+	in := false
+	for i := 0; i < len(lines); i++ {
+		if strings.HasPrefix(strings.TrimSpace(lines[i]), "```") {
+			in = !in
+			continue
+		}
+		if !in {
+			continue
+		}
+		start, text := i+1, strings.TrimSpace(lines[i])
+		for strings.HasSuffix(text, "\\") && i+1 < len(lines) {
+			i++
+			text = strings.TrimSpace(strings.TrimSuffix(text, "\\") + " " + strings.TrimSpace(lines[i]))
+		}
+		text = strings.TrimPrefix(text, "$ ")
+		words := shellWords(text)
+		for len(words) > 0 && regexp.MustCompile(`^[A-Z_]+=`).MatchString(words[0]) {
+			words = words[1:]
+		}
+		if len(words) < 2 || words[0] != "bagen-data" {
+			continue
+		}
+		out = append(out, readmeLine{line: start, text: text, args: words[1:]})
+	}
+	return out
+}
+
+// shellWords splits a command line as a shell would for these lines:
+// quotes group, "#" after a space starts a comment, ~/ is $HOME.
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord, quote := false, rune(0)
+	for _, r := range s {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(r)
+		case r == '"' || r == '\'':
+			quote, inWord = r, true
+		case r == '#' && !inWord:
+			return words
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	for i, w := range words {
+		if strings.HasPrefix(w, "~/") {
+			words[i] = filepath.Join(os.Getenv("HOME"), w[2:])
+		}
+	}
+	return words
+}
+
+// readmeNotRun are README command lines that the test checks for syntax
+// but does not run, each with the reason; keyed by a prefix of the line.
+var readmeNotRun = map[string]string{
+	"bagen-data convert -i runs/":                               "illustrative: the reader's own agent runs and harness report",
+	"bagen-data validate --max-examples 3 leaky/":               "illustrative: a dataset made leaky by hand to show the findings (exits 1 by design)",
+	"bagen-data validate handmade/":                             "illustrative: a hand-made file with wrong labels to show the findings (exits 1 by design)",
+	"bagen-data eval --data out/eval/test.parquet --endpoint":   "needs a Chat Completions server (vLLM, OpenAI)",
+	"bagen-data eval --compare --report compare.html qwen.json": "compares the outputs of the two endpoint runs above",
+	"bagen-data eval --data small/test.parquet --ollama":        "needs a running Ollama serving the tiny model (TestGRPOEndToEnd runs eval --ollama)",
+	"bagen-data grpo ":                                          "needs a running Ollama (TestGRPOEndToEnd runs grpo train and grpo eval)",
+	"bagen-data eval --compare zero/eval.json run/eval.json":    "compares the outputs of the grpo runs above",
+	"bagen-data reward serve":                                   "a server: TestRewardServeSecondSignal and the reward/server tests run it",
+}
+
+// isSynopsis reports whether a line is a usage form ([optional],
+// alternatives, …) rather than a command to run.
+func isSynopsis(args []string) bool {
+	for _, a := range args {
+		if strings.ContainsAny(a, "[]()|") || strings.Contains(a, "...") || strings.Contains(a, "…") {
+			return true
+		}
+	}
+	return false
+}
+
+// synopsisArgs turns a usage form into one command line that must parse:
+// brackets and parentheses dropped, the first of a|b alternatives taken,
+// "..." and "[options]" dropped, and placeholder values (FILE, N, MODEL)
+// replaced by a value of the flag's type.
+func synopsisArgs(app *ucli.App, args []string) []string {
+	var out []string
+	for _, a := range args {
+		a = strings.Trim(a, "[]()")
+		a = strings.TrimSuffix(strings.TrimSuffix(a, "..."), "…")
+		if i := strings.IndexByte(a, '|'); i >= 0 {
+			a = a[:i]
+		}
+		if a == "" || a == "options" {
+			continue
+		}
+		out = append(out, a)
+	}
+	var path []*ucli.Command
+	cmds := app.Commands
+	for i, a := range out {
+		if c := find(cmds, a); c != nil && len(path) == i {
+			path, cmds = append(path, c), c.Subcommands
+			continue
+		}
+		if i == 0 || !isFlag(out[i-1]) || !regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`).MatchString(a) || len(path) == 0 {
+			continue
+		}
+		for _, f := range path[len(path)-1].Flags {
+			if hasName(f, strings.TrimLeft(out[i-1], "-")) {
+				out[i] = sampleValue(f)
+			}
+		}
+	}
+	return out
+}
+
+// sampleValue is a value that a flag of f's type accepts.
+func sampleValue(f ucli.Flag) string {
+	switch valueClass(f) {
+	case "integer", "number":
+		return "1"
+	case "duration":
+		return "1s"
+	}
+	return "x"
+}
+
+// parses reports whether args parse as the command line they are: every
+// command and flag known, every value of its flag's type, the required
+// flags given. It runs nothing.
+func parses(args []string) error {
+	app := App()
+	argv, inv, err := normalize(app, append([]string{"bagen-data"}, args...))
+	if err != nil {
+		return err
+	}
+	if inv.leaf() == nil {
+		return fmt.Errorf("no command")
+	}
+	// The same command tree, with the commands along the path copied and
+	// the named one's action replaced: the shared commands stay as they are.
+	cmds := &app.Commands
+	for i, c := range inv.path {
+		cp := *c
+		if i == len(inv.path)-1 {
+			cp.Action, cp.Before, cp.After = func(*ucli.Context) error { return nil }, nil, nil
+		}
+		list := append([]*ucli.Command{}, (*cmds)...)
+		for j := range list {
+			if list[j] == c {
+				list[j] = &cp
+			}
+		}
+		*cmds = list
+		cmds = &cp.Subcommands
+	}
+	app.Writer, app.ErrWriter = io.Discard, io.Discard
+	return app.Run(argv)
+}
+
+// Every command line of the README parses; the usage forms too; and every
+// line that needs no network service runs against the fixtures and exits
+// 0. Outputs first: the commands that write (build, probes, fixtures,
+// convert) run before those that read.
+func TestREADMECommands(t *testing.T) {
+	lines := readmeCommands(t, "../README.md")
+	if len(lines) < 30 {
+		t.Fatalf("found %d command lines in the README, want at least 30", len(lines))
+	}
+	var run []readmeLine
+	for _, l := range lines {
+		args := l.args
+		if isSynopsis(args) {
+			args = synopsisArgs(App(), args)
+		}
+		if err := parses(args); err != nil {
+			t.Errorf("README.md:%d: %s\ndoes not parse: %v", l.line, l.text, err)
+			continue
+		}
+		if !isSynopsis(l.args) && notRun("bagen-data "+strings.Join(l.args, " ")) == "" {
+			run = append(run, l)
+		}
+	}
+	dir := readmeSandbox(t)
+	haveTokenizer := fileExists(tokenizer.DefaultPath())
+	for _, writes := range []bool{true, false} {
+		for _, l := range run {
+			if writesOutputs(l.args) != writes {
+				continue
+			}
+			if needsTokenizer(l.args) && !haveTokenizer {
+				t.Logf("README.md:%d: skipped: needs the tokenizer (make tokenizer)", l.line)
+				continue
+			}
+			makePredictions(t, dir, l.args)
+			if r := bagen(t, dir, l.args...); r.code != 0 {
+				t.Errorf("README.md:%d: %s\nexit %d: %s", l.line, l.text, r.code, r.stderr)
+			}
+		}
+	}
+}
+
+func notRun(text string) string {
+	for prefix, why := range readmeNotRun {
+		if strings.HasPrefix(text, prefix) {
+			return why
+		}
+	}
+	return ""
+}
+
+func writesOutputs(args []string) bool {
+	switch args[0] {
+	case "build", "probes", "fixtures", "convert":
+		return true
+	}
+	return false
+}
+
+func needsTokenizer(args []string) bool {
+	for _, a := range args {
+		if a == "fixtures" || strings.Contains(a, "tokenizer") {
+			return true
+		}
+	}
+	return false
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// readmeSandbox is a directory holding what the README's commands read:
+// rollouts.jsonl (an embedded Sokoban fixture), the tokenizer as
+// qwen-tokenizer.json, the repository's probes/testdata and ./out, the
+// build of the embedded fixtures (make run).
+func readmeSandbox(t *testing.T) string {
+	dir := t.TempDir()
+	p := fixtureFile(t, dir, "rollouts/sokoban/6x6_noise0.30.jsonl.zst")
+	if err := os.Rename(p, filepath.Join(dir, "rollouts.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if fileExists(tokenizer.DefaultPath()) {
+		os.Symlink(tokenizer.DefaultPath(), filepath.Join(dir, "qwen-tokenizer.json"))
+	}
+	abs, _ := filepath.Abs("../probes")
+	os.Symlink(abs, filepath.Join(dir, "probes"))
+	if r := bagen(t, dir, "build", "-q"); r.code != 0 {
+		t.Fatalf("make run's build: %s", r.stderr)
+	}
+	return dir
+}
+
+// makePredictions writes the --predictions file a command reads when it
+// is not there: every probe of its --data answered "impossible".
+func makePredictions(t *testing.T, dir string, args []string) {
+	var data, preds string
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--data":
+			data = args[i+1]
+		case "--predictions":
+			preds = args[i+1]
+		}
+	}
+	if preds == "" || fileExists(filepath.Join(dir, preds)) {
+		return
+	}
+	rows, err := dataset.ReadRL(dataFile(filepath.Join(dir, data)))
+	if err != nil {
+		t.Fatalf("predictions for %v: %v", args, err)
+	}
+	f, err := os.Create(filepath.Join(dir, preds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	for _, r := range rows {
+		enc.Encode(map[string]string{"custom_id": r.ExtraInfo.CustomID, "response": "<answer>impossible</answer>"})
+	}
+	w.Flush()
+	f.Close()
+}
+
+// The usage forms every command's help shows parse as written, in every
+// command, commands added later included: "--max-body 64MiB" in a help
+// that the flag then refuses is a failure.
+func TestHelpUsageParses(t *testing.T) {
+	var walk func(cmds []*ucli.Command)
+	n := 0
+	walk = func(cmds []*ucli.Command) {
+		for _, c := range cmds {
+			for _, line := range strings.Split(c.UsageText, "\n") {
+				words := shellWords(strings.TrimSpace(line))
+				if len(words) < 2 || words[0] != "bagen-data" {
+					continue
+				}
+				n++
+				if err := parses(synopsisArgs(App(), words[1:])); err != nil {
+					t.Errorf("%s: usage %q does not parse: %v", c.Name, line, err)
+				}
+			}
+			walk(c.Subcommands)
+		}
+	}
+	walk(App().Commands)
+	if n < 10 {
+		t.Errorf("checked %d usage lines, want at least 10", n)
+	}
+}

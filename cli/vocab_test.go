@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	ucli "github.com/urfave/cli/v2"
+)
+
+// walkFlags calls fn with every flag of every command, subcommands
+// included, hidden ones too.
+func walkFlags(cmds []*ucli.Command, prefix string, fn func(command string, f ucli.Flag)) {
+	for _, c := range cmds {
+		name := strings.TrimSpace(prefix + " " + c.Name)
+		for _, f := range c.Flags {
+			fn(name, f)
+		}
+		walkFlags(c.Subcommands, name, fn)
+	}
+}
+
+// valueClass is the kind of value a flag takes, as a user sees it.
+func valueClass(f ucli.Flag) string {
+	switch f.(type) {
+	case *ucli.BoolFlag:
+		return "switch"
+	case *ucli.IntFlag, *ucli.Int64Flag, *ucli.UintFlag, *ucli.Uint64Flag:
+		return "integer"
+	case *ucli.Float64Flag:
+		return "number"
+	case *ucli.DurationFlag:
+		return "duration"
+	case *ucli.StringSliceFlag, *ucli.IntSliceFlag, *ucli.Int64SliceFlag, *ucli.Float64SliceFlag:
+		return "repeatable"
+	}
+	return "text"
+}
+
+// meaning is what a flag name means in one command: the kind of value, the
+// placeholder its help names and, unless defaults may differ, the default.
+func meaning(f ucli.Flag, withDefault bool) string {
+	m := valueClass(f)
+	if p := placeholder(f); p != "" {
+		m += " " + p
+	}
+	if d, ok := f.(ucli.DocGenerationFlag); ok && withDefault {
+		def := d.GetValue()
+		if d.GetDefaultText() != "" {
+			def = d.GetDefaultText()
+		}
+		m += fmt.Sprintf(" (default %s)", def)
+	}
+	return m
+}
+
+// Names whose default or kind of value depends on the command by design,
+// each with the reason.
+var (
+	perCommandDefault = map[string]string{
+		"n":           "each fixtures generator has its own default size",
+		"noise":       "each fixtures generator has its own default skill",
+		"max-turns":   "each fixtures generator has its task's turn limit",
+		"concurrency": "8 requests for eval's remote model, 2 for grpo's local embeddings",
+		"model":       "grpo train embeds with an Ollama model by default; eval's is given, grpo eval's comes from the checkpoint",
+		"tokenizer":   "fixtures must count tokens (Qwen's); build, probes and validate count with one when given or cached",
+		"addr":        "each server has its own port: reward serve 8000, grpo serve 8788",
+		"listen":      "the same flag as --addr",
+		"max-body":    "each server's largest request: batches of responses for reward serve, one probe for grpo serve",
+	}
+	perCommandKind = map[string]string{
+		"out":    "where the command writes: a directory for commands that write several files (build, grpo train), else a file",
+		"o":      "short for --out",
+		"budget": "the token budget; probes also takes median, fixtures defaults to its task's budget",
+	}
+)
+
+// TestFlagVocabulary walks every command of the app, commands added later
+// included, and fails when one flag name has two meanings: two kinds of
+// value (a switch here, a file there), two placeholders (FILE here, DIR
+// there) or two defaults (a seed of 1 here, 42 there).
+func TestFlagVocabulary(t *testing.T) {
+	for _, c := range vocabularyConflicts(App().Commands) {
+		t.Error(c)
+	}
+	// The check itself catches the kinds of disagreement it is for.
+	old := []*ucli.Command{
+		{Name: "validate", Flags: []ucli.Flag{&ucli.BoolFlag{Name: "json"}, &ucli.Uint64Flag{Name: "seed", Value: 42, Usage: "`SEED`"}}},
+		{Name: "grpo", Subcommands: []*ucli.Command{{Name: "train", Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "json", Usage: "`FILE`"}, &ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED`"},
+			&ucli.StringFlag{Name: "data", Usage: "`DIR`"}}}}},
+		{Name: "eval", Flags: []ucli.Flag{&ucli.StringFlag{Name: "data", Usage: "`FILE`"}, &ucli.Uint64Flag{Name: "seed", Value: 42}}},
+	}
+	want := []string{
+		"--data has 2 meanings: text DIR (default ) in grpo train; text FILE (default ) in eval",
+		"--json has 2 meanings: switch (default false) in validate; text FILE (default ) in grpo train",
+		"--seed has 3 meanings: integer SEED (default 1) in grpo train; integer SEED (default 42) in validate; integer value (default 42) in eval",
+	}
+	if got := vocabularyConflicts(old); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("on a table with three conflicts got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// vocabularyConflicts lists the flag names of cmds with more than one
+// meaning, in name order.
+func vocabularyConflicts(cmds []*ucli.Command) []string {
+	type use struct{ command, meaning string }
+	uses := map[string][]use{}
+	walkFlags(cmds, "", func(cmd string, f ucli.Flag) {
+		for _, n := range f.Names() {
+			if _, ok := perCommandKind[n]; ok {
+				continue
+			}
+			_, anyDefault := perCommandDefault[n]
+			uses[n] = append(uses[n], use{cmd, meaning(f, !anyDefault)})
+		}
+	})
+	names := make([]string, 0, len(uses))
+	for n := range uses {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var conflicts []string
+	for _, n := range names {
+		byMeaning := map[string][]string{}
+		for _, u := range uses[n] {
+			byMeaning[u.meaning] = append(byMeaning[u.meaning], u.command)
+		}
+		if len(byMeaning) > 1 {
+			var parts []string
+			for m, cmds := range byMeaning {
+				parts = append(parts, fmt.Sprintf("%s in %s", m, strings.Join(cmds, ", ")))
+			}
+			sort.Strings(parts)
+			conflicts = append(conflicts, fmt.Sprintf("--%s has %d meanings: %s", n, len(parts), strings.Join(parts, "; ")))
+		}
+	}
+	return conflicts
+}

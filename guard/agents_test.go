@@ -1,0 +1,371 @@
+package guard
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"bagen-data/eval/prediction"
+	"bagen-data/internal/agenttest"
+	"bagen-data/internal/ollamatest"
+	"bagen-data/rollout"
+)
+
+// The real agent CLIs, headless, through the guard to the scripted
+// stand-in model: each must run to its end under --policy log with its
+// usage in the ledger exactly as the stand-in reported it, and stop by
+// itself after 2 calls under --policy stop with an estimator that says
+// impossible after turn 2. Each run sends a distinct key, which must reach
+// the stand-in on every call and no file the guard wrote.
+
+var agents = []agenttest.Agent{agenttest.Claude, agenttest.Codex, agenttest.Qwen}
+
+// guardRun is a guard on loopback in front of a stand-in.
+type guardRun struct {
+	model  *agenttest.Model
+	guard  *Guard
+	url    string
+	ledger string
+	logs   *bytes.Buffer
+	srv    *httptest.Server
+}
+
+func startGuardRun(t *testing.T, script agenttest.Script, cfg Config) *guardRun {
+	t.Helper()
+	r := &guardRun{model: agenttest.StartModel(t, script), ledger: filepath.Join(t.TempDir(), "ledger"), logs: &bytes.Buffer{}}
+	var mu sync.Mutex
+	cfg.Upstream, cfg.Ledger = r.model.URL, r.ledger
+	cfg.Logf = func(format string, args ...any) {
+		mu.Lock()
+		fmt.Fprintf(r.logs, format+"\n", args...)
+		mu.Unlock()
+	}
+	var err error
+	if r.guard, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	r.srv = httptest.NewServer(r.guard)
+	r.url = r.srv.URL
+	t.Cleanup(r.close)
+	return r
+}
+
+// close waits for the calls in flight and the estimates.
+func (r *guardRun) close() {
+	r.srv.Close()
+	r.guard.Close()
+}
+
+// trajectories reads the ledger as bagen-data convert does.
+func (r *guardRun) trajectories(t *testing.T) []rollout.Trajectory {
+	t.Helper()
+	srcs, err := rollout.Expand([]string{r.ledger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []rollout.Trajectory
+	for _, src := range srcs {
+		err := rollout.Scan(context.Background(), src, func(rec rollout.Record) error {
+			tr, err := rollout.Decode(rec)
+			out = append(out, tr)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// run is the main trajectory: the one whose turns offered tools.
+func mainRun(t *testing.T, trajs []rollout.Trajectory, calls int) rollout.Trajectory {
+	t.Helper()
+	var found []rollout.Trajectory
+	for _, tr := range trajs {
+		if len(tr.API) == calls {
+			found = append(found, tr)
+		}
+	}
+	if len(found) != 1 {
+		var lens []int
+		for _, tr := range trajs {
+			lens = append(lens, len(tr.API))
+		}
+		t.Fatalf("ledger sessions with %d turns: %d, want 1 (sessions' turns: %v)", calls, len(found), lens)
+	}
+	return found[0]
+}
+
+// standInUsage is what the stand-in reported, as APITokens.
+func standInUsage(calls []agenttest.Call) []rollout.APITokens {
+	var out []rollout.APITokens
+	for _, c := range calls {
+		u := c.Answer.Usage
+		reasoning := int64(u.Reasoning)
+		out = append(out, rollout.APITokens{Input: int64(u.Input), Output: int64(u.Output), Reasoning: &reasoning, Cached: int64(u.Cached)})
+	}
+	return out
+}
+
+// keyOf is the agent's key as its API sends it.
+func keyOf(c agenttest.Call) string {
+	if k := c.Header.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	return strings.TrimPrefix(c.Header.Get("Authorization"), "Bearer ")
+}
+
+// checkNoKey fails when key appears in any file under dir, the guard's
+// logs or its metrics.
+func (r *guardRun) checkNoKey(t *testing.T, key string) {
+	t.Helper()
+	filepath.WalkDir(r.ledger, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, _ := os.ReadFile(path)
+		if bytes.Contains(data, []byte(key)) {
+			t.Errorf("%s holds the agent's key", path)
+		}
+		return nil
+	})
+	if bytes.Contains(r.logs.Bytes(), []byte(key)) {
+		t.Errorf("the guard's log holds the agent's key")
+	}
+	rec := httptest.NewRecorder()
+	r.guard.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if !bytes.Contains(rec.Body.Bytes(), []byte("bagen_guard_calls_total")) || bytes.Contains(rec.Body.Bytes(), []byte(key)) {
+		t.Errorf("/metrics is empty or holds the agent's key:\n%s", rec.Body)
+	}
+}
+
+func TestAgentsLogPolicy(t *testing.T) {
+	script := agenttest.Scripts["two-calls"]
+	for _, agent := range agents {
+		t.Run(string(agent), func(t *testing.T) {
+			if err := agenttest.Available(agent); err != nil {
+				t.Skipf("%v", err)
+			}
+			r := startGuardRun(t, script, Config{Policy: Log})
+			key := "sk-bagen-guard-test-" + string(agent) + "-5b7e1c"
+			res := agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["two-calls"], APIKey: key})
+			if res.ExitCode != 0 {
+				t.Fatalf("%s exited %d\nstdout:\n%s\nstderr:\n%s", agent, res.ExitCode, res.Stdout, res.Stderr)
+			}
+			r.close()
+			main := r.model.MainCalls()
+			if len(main) != len(script.Answers) {
+				t.Errorf("stand-in saw %d main calls, want %d", len(main), len(script.Answers))
+			}
+			for i, c := range r.model.Calls() {
+				if keyOf(c) != key {
+					t.Errorf("call %d (%s %s) carried key %q, want %q", i, c.Method, c.Path, keyOf(c), key)
+				}
+			}
+			trajs := r.trajectories(t)
+			if len(trajs) != 1 {
+				t.Errorf("ledger has %d sessions, want 1", len(trajs))
+			}
+			tr := mainRun(t, trajs, len(main))
+			if diff := cmp.Diff(standInUsage(main), tr.API); diff != "" {
+				t.Errorf("ledger usage (-stand-in +ledger):\n%s", diff)
+			}
+			if tr.Guard == nil || tr.Guard.Policy != "log" || tr.Guard.StoppedAfterTurn != nil {
+				t.Errorf("metadata.guard %+v, want policy log, not stopped", tr.Guard)
+			}
+			r.checkNoKey(t, key)
+		})
+	}
+}
+
+func TestAgentsStopPolicy(t *testing.T) {
+	script := agenttest.Scripts["three-calls"]
+	for _, agent := range agents {
+		t.Run(string(agent), func(t *testing.T) {
+			if err := agenttest.Available(agent); err != nil {
+				t.Skipf("%v", err)
+			}
+			est, _ := estimatorServer(t, func(n int) string {
+				if n >= 2 {
+					return "<think>too far</think><answer>impossible</answer>"
+				}
+				return "<answer>[1000, 3000]</answer>"
+			})
+			r := startGuardRun(t, script, Config{Policy: Stop, StopAs: Auto, Budget: 100_000, Wait: true, Estimator: estimatorFor(est.URL)})
+			key := "sk-bagen-guard-stop-" + string(agent) + "-91d2"
+			start := time.Now()
+			res := agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["three-calls"], APIKey: key, Timeout: 2 * time.Minute})
+			took := time.Since(start)
+			if res.ExitCode != 0 {
+				t.Fatalf("%s exited %d after %v\nstdout:\n%s\nstderr:\n%s", agent, res.ExitCode, took, res.Stdout, res.Stderr)
+			}
+			r.close()
+			if n := len(r.model.MainCalls()); n != 2 {
+				t.Errorf("stand-in saw %d main calls, want 2", n)
+			}
+			tr := mainRun(t, r.trajectories(t), 2)
+			if tr.Guard == nil || tr.Guard.StoppedAfterTurn == nil || *tr.Guard.StoppedAfterTurn != 2 {
+				t.Errorf("metadata.guard %+v, want stopped after turn 2", tr.Guard)
+			}
+			if !strings.Contains(res.Stdout+res.Stderr, "bagen-data guard stopped this session after turn 2") {
+				t.Logf("%s output does not show the stop:\nstdout:\n%s\nstderr:\n%s", agent, res.Stdout, res.Stderr)
+			}
+			t.Logf("%s stopped after 2 calls and exited 0 in %v", agent, took.Round(time.Millisecond))
+			r.checkNoKey(t, key)
+		})
+	}
+}
+
+// TestAgentsStopModes measures what each CLI does with each way of
+// stopping it (the README's agent × mode table): its exit status, how
+// long it took, and how many requests reached the guard after the stop.
+// The guard's part is asserted (no call after the stop reaches the
+// stand-in); the CLI's is logged.
+//
+// It runs only with BAGEN_GUARD_MODES=1 (two minutes of CLI runs).
+func TestAgentsStopModes(t *testing.T) {
+	if os.Getenv("BAGEN_GUARD_MODES") == "" {
+		t.Skip("set BAGEN_GUARD_MODES=1 to measure each CLI under each stop mode")
+	}
+	script := agenttest.Scripts["three-calls"]
+	for _, agent := range agents {
+		for _, mode := range []StopAs{Message, ContextLimit} {
+			t.Run(string(agent)+"/"+mode.String(), func(t *testing.T) {
+				if err := agenttest.Available(agent); err != nil {
+					t.Skipf("%v", err)
+				}
+				est, _ := estimatorServer(t, func(n int) string {
+					if n >= 2 {
+						return "<answer>impossible</answer>"
+					}
+					return "<answer>[1000, 3000]</answer>"
+				})
+				r := startGuardRun(t, script, Config{Policy: Stop, StopAs: mode, Budget: 100_000, Wait: true, Estimator: estimatorFor(est.URL)})
+				start := time.Now()
+				res := agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["three-calls"], Timeout: 2 * time.Minute})
+				took := time.Since(start)
+				r.close()
+				if n := len(r.model.MainCalls()); n != 2 {
+					t.Errorf("stand-in saw %d main calls, want 2", n)
+				}
+				after := 0
+				filepath.WalkDir(r.ledger, func(path string, d fs.DirEntry, err error) error {
+					if err == nil && !d.IsDir() {
+						data, _ := os.ReadFile(path)
+						after += bytes.Count(data, []byte(`"answered_by_guard"`))
+					}
+					return nil
+				})
+				t.Logf("TABLE %s | %s | exit %d | %v | %d requests answered by the guard", agent, mode, res.ExitCode, took.Round(100*time.Millisecond), after)
+			})
+		}
+	}
+}
+
+// TestCaptureRequests writes the real CLIs' second main request (a history
+// with a tool call and its result) to testdata/requests, for the codec
+// tests. Run with BAGEN_GUARD_CAPTURE=1 to refresh them.
+func TestCaptureRequests(t *testing.T) {
+	if os.Getenv("BAGEN_GUARD_CAPTURE") == "" {
+		t.Skip("set BAGEN_GUARD_CAPTURE=1 to capture the CLIs' requests into testdata/requests")
+	}
+	for _, agent := range agents {
+		r := startGuardRun(t, agenttest.Scripts["two-calls"], Config{})
+		agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["two-calls"]})
+		r.close()
+		main := r.model.MainCalls()
+		if len(main) < 2 {
+			t.Fatalf("%s: %d main calls", agent, len(main))
+		}
+		os.MkdirAll("testdata/requests", 0o755)
+		if err := os.WriteFile(filepath.Join("testdata/requests", string(agent)+".json"), main[1].Body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestAgentsRealEstimator runs Claude Code through the guard with a real
+// model server as the estimator (Ollama with the tiny random Qwen2 of
+// internal/ollamatest): every turn gets an estimate, and the estimator's
+// own tokens, as the server reported them, add up in the ledger and in
+// /metrics.
+func TestAgentsRealEstimator(t *testing.T) {
+	if err := agenttest.Available(agenttest.Claude); err != nil {
+		t.Skipf("%v", err)
+	}
+	oll := ollamatest.Start(t)
+	est := NewEstimator(&prediction.OpenAI{BaseURL: oll.Host + "/v1", Model: oll.Model, MaxTokens: 16},
+		prediction.Retry{Attempts: 2, Backoff: 10 * time.Millisecond})
+	script := agenttest.Scripts["three-calls"]
+	r := startGuardRun(t, script, Config{Policy: Log, Budget: 100_000, Wait: true, Estimator: est, EstimateTimeout: 2 * time.Minute})
+	res := agenttest.Run(t, agenttest.CLI{Agent: agenttest.Claude, BaseURL: r.url, Prompt: agenttest.Prompts["three-calls"]})
+	if res.ExitCode != 0 {
+		t.Fatalf("claude exited %d\n%s", res.ExitCode, res.Stderr)
+	}
+	rec := httptest.NewRecorder()
+	r.close()
+	r.guard.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	tr := mainRun(t, r.trajectories(t), len(script.Answers))
+	var in, out int64
+	for _, e := range tr.Guard.Estimates {
+		if e.Verdict == "unestimated" || e.EstimatorInput <= 0 {
+			t.Errorf("estimate after turn %d: %s (%s), %d input tokens", e.AfterTurn, e.Verdict, e.Error, e.EstimatorInput)
+		}
+		in += e.EstimatorInput
+		out += e.EstimatorOutput
+		t.Logf("after turn %d: estimator read %d tokens, wrote %d (%s)", e.AfterTurn, e.EstimatorInput, e.EstimatorOutput, e.Verdict)
+	}
+	if len(tr.Guard.Estimates) != len(script.Answers) {
+		t.Errorf("%d estimates, want one per turn (%d)", len(tr.Guard.Estimates), len(script.Answers))
+	}
+	for _, want := range []string{fmt.Sprintf(`bagen_guard_estimator_tokens_total{kind="input"} %d`, in), fmt.Sprintf(`bagen_guard_estimator_tokens_total{kind="output"} %d`, out)} {
+		if !bytes.Contains(rec.Body.Bytes(), []byte(want)) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	var agent int64
+	for _, a := range tr.API {
+		agent += a.Input + a.Output
+	}
+	t.Logf("agent calls: %d tokens (inputs + outputs); estimator: %d in, %d out", agent, in, out)
+}
+
+// TestAgentsWarnPolicy: under --policy warn the note reaches the model in
+// each CLI's own request format, and the run goes on to its end.
+func TestAgentsWarnPolicy(t *testing.T) {
+	script := agenttest.Scripts["two-calls"]
+	for _, agent := range agents {
+		t.Run(string(agent), func(t *testing.T) {
+			if err := agenttest.Available(agent); err != nil {
+				t.Skipf("%v", err)
+			}
+			est, _ := estimatorServer(t, func(int) string { return "<answer>[500, 900]</answer>" })
+			r := startGuardRun(t, script, Config{Policy: Warn, Budget: 100_000, Wait: true, Estimator: estimatorFor(est.URL)})
+			res := agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["two-calls"]})
+			if res.ExitCode != 0 {
+				t.Fatalf("%s exited %d\n%s", agent, res.ExitCode, res.Stderr)
+			}
+			r.close()
+			main := r.model.MainCalls()
+			if len(main) != len(script.Answers) {
+				t.Fatalf("stand-in saw %d main calls, want %d", len(main), len(script.Answers))
+			}
+			for i, c := range main {
+				has := bytes.Contains(c.Body, []byte("[budget alert] After turn "+fmt.Sprint(i)+" you have used"))
+				if has != (i > 0) {
+					t.Errorf("main call %d carries the note: %v, want %v", i+1, has, i > 0)
+				}
+			}
+		})
+	}
+}

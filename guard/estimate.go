@@ -1,0 +1,122 @@
+package guard
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"bagen-data/dataset"
+	"bagen-data/eval/prediction"
+	"bagen-data/probes"
+	"bagen-data/reward"
+	"bagen-data/rollout"
+)
+
+// Estimator answers one rendered budget probe. *prediction.OpenAI behind
+// prediction.Retry implements it (NewEstimator).
+type Estimator interface {
+	Estimate(ctx context.Context, id string, prompt []dataset.Message) (prediction.Prediction, error)
+}
+
+// retrying asks a prediction client through the retry policy eval uses.
+type retrying struct {
+	client prediction.Client
+	retry  prediction.Retry
+}
+
+// NewEstimator is an Estimator asking client with retry.
+func NewEstimator(client prediction.Client, retry prediction.Retry) Estimator {
+	return retrying{client: client, retry: retry}
+}
+
+func (r retrying) Estimate(ctx context.Context, id string, prompt []dataset.Message) (prediction.Prediction, error) {
+	var p prediction.Prediction
+	n, err := r.retry.Do(ctx, func(ctx context.Context) error {
+		var err error
+		p, err = r.client.Complete(ctx, prediction.Probe{CustomID: id, Messages: prompt})
+		return err
+	})
+	p.Attempts = n
+	return p, err
+}
+
+// probePrompt renders the budget probe after the last turn of a replay,
+// as `bagen-data probes` renders a replay probe: the task's system
+// prompt, the turns as dialogue and the estimation prompt with its
+// <think> output specification.
+func probePrompt(task probes.Task, r probes.Replay, budget int64) []dataset.Message {
+	chat := task.Render(r.Traj, r.Acc, probes.Probe{After: r.Turns()}, budget, true)
+	out := make([]dataset.Message, len(chat))
+	for i, c := range chat {
+		out[i] = dataset.Message{Role: c.Role, Content: c.Content}
+	}
+	return out
+}
+
+// verdict reads an estimator's answer with the reward's parser.
+func verdict(response string) (string, *[2]int64) {
+	p := reward.Parse(response)
+	switch p.Kind {
+	case reward.Interval, reward.Scalar:
+		return p.Kind.String(), &[2]int64{p.Low, p.High}
+	}
+	return p.Kind.String(), nil
+}
+
+// estimate asks for the remaining tokens after turn k of s and applies
+// the policy to the answer; failures are recorded as unestimated and
+// never reach the agent.
+func (g *Guard) estimate(s *Session, k int, prompt []dataset.Message, spent int64, done chan struct{}) {
+	defer close(done)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(g.ctx, g.cfg.estimateBudget())
+	defer cancel()
+	p, err := g.est.Estimate(ctx, s.ID+dataset.ProbeSuffix+strconv.Itoa(k), prompt)
+	e := rollout.GuardEstimate{Event: "estimate", Session: s.ID, Time: g.stamp(), AfterTurn: k, LatencyMS: ms(time.Since(start))}
+	if err != nil {
+		e.Verdict, e.Error = "unestimated", err.Error()
+		g.metrics.estimatorFailures.Inc()
+		g.logf("session %s: no estimate after turn %d (traffic flows): %v", s.ID, k, err)
+	} else {
+		e.Response = p.Response
+		e.Verdict, e.Interval = verdict(p.Response)
+		if p.Usage != nil {
+			e.EstimatorInput, e.EstimatorOutput = p.Usage.PromptTokens, p.Usage.CompletionTokens
+		}
+	}
+	g.metrics.estimate(e, time.Since(start))
+	events := []any{e}
+	s.mu.Lock()
+	switch {
+	case s.stop != nil:
+	case g.cfg.Policy == Stop && e.Verdict == "impossible":
+		s.stop = &rollout.GuardStop{Event: "stop", Session: s.ID, Time: g.stamp(), AfterTurn: k, Reason: "impossible", Spent: spent}
+		events = append(events, *s.stop)
+		g.metrics.stopped(s.stop)
+		g.logf("session %s: stopped after turn %d: the estimate is impossible (%d tokens spent)", s.ID, k, spent)
+	case g.cfg.Policy == Warn:
+		s.note = warnNote(k, e.Verdict, e.Interval, spent, g.budget)
+	}
+	s.mu.Unlock()
+	g.record(s, events...)
+}
+
+// awaitEstimate waits for the estimate of s's last turn, at most the
+// estimate timeout (--wait).
+func (g *Guard) awaitEstimate(ctx context.Context, s *Session) {
+	s.mu.Lock()
+	done := s.pending
+	s.mu.Unlock()
+	if done == nil {
+		return
+	}
+	t := time.NewTimer(g.cfg.estimateBudget())
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,289 @@
+package guard
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"hash/fnv"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"bagen-data/rollout"
+)
+
+// Session is one agent run as the guard tracks it. It keeps ids, hashes
+// and counts, not the conversation: each request carries its own history
+// (a Responses chain, which sends only its new turn, is the exception:
+// its history is kept up to Config.MaxChainBytes).
+type Session struct {
+	ID string
+	// Key is how the session was first identified: "header", "metadata"
+	// or "new".
+	Key string
+
+	mu     sync.Mutex
+	calls  int
+	turns  int
+	usage  []*rollout.GuardUsage // per turn
+	spent  int64
+	stop   *rollout.GuardStop
+	note   string
+	logged bool // the session event was made
+	// written: the session's ledger file exists; until then its events
+	// wait in held.
+	written bool
+	held    []any
+	// pending is closed when the estimate started after the last turn
+	// is recorded; nil when none is running.
+	pending chan struct{}
+	// chain is a Responses chain's history.
+	chain []rollout.GuardItem
+
+	// Guarded by sessions.mu.
+	explicit  string
+	tools     bool      // a request of the session offered tools
+	ids       []string  // ids of the last reply, in sessions.byID
+	expect    prefixKey // the last answered request, in sessions.byPrefix
+	expecting bool
+	retry     prefixKey // the last failed request, in sessions.byRetry
+	retrying  bool
+	elem      *list.Element
+}
+
+// prefixKey names a list of items: how many and their hash.
+type prefixKey struct {
+	n int
+	h uint64
+}
+
+// prefixHashes are the hashes of items[:i] for i = 0 … len(items).
+func prefixHashes(items []rollout.GuardItem) []uint64 {
+	h := fnv.New64a()
+	out := make([]uint64, len(items)+1)
+	out[0] = h.Sum64()
+	for i, it := range items {
+		h.Write([]byte(it.Role))
+		h.Write([]byte{0})
+		h.Write([]byte(it.Text))
+		h.Write([]byte{0})
+		out[i+1] = h.Sum64()
+	}
+	return out
+}
+
+// sessions finds the session of each request. Safe for concurrent use.
+type sessions struct {
+	mu       sync.Mutex
+	max      int
+	byKey    map[string]*Session
+	byID     map[string]*Session // nil value: an id two sessions relayed
+	byPrefix map[prefixKey][]*Session
+	byRetry  map[prefixKey]*Session
+	lru      list.List // front: most recently used
+	start    string
+	seq      uint64
+	// onEvict, when set, is told of each session forgotten.
+	onEvict func(*Session)
+}
+
+func newSessions(max int) *sessions {
+	return &sessions{max: max, byKey: map[string]*Session{}, byID: map[string]*Session{},
+		byPrefix: map[prefixKey][]*Session{}, byRetry: map[prefixKey]*Session{},
+		start: strconv.FormatInt(time.Now().UnixMilli(), 36)}
+}
+
+// explicitID is the session id a client sends, in the order the package
+// doc lists them.
+func explicitID(h http.Header, req *Request) (string, string) {
+	for _, name := range []string{"X-Bagen-Session", "X-Claude-Code-Session-Id", "Session_id", "Session-Id", "X-Litellm-Session-Id"} {
+		if v := h.Get(name); v != "" {
+			return v, "header"
+		}
+	}
+	if v := h.Get("X-Codex-Turn-Metadata"); v != "" {
+		var md struct {
+			SessionID string `json:"session_id"`
+		}
+		if json.Unmarshal([]byte(v), &md) == nil && md.SessionID != "" {
+			return md.SessionID, "header"
+		}
+	}
+	if req.SessionID != "" {
+		return req.SessionID, "metadata"
+	}
+	return "", ""
+}
+
+// resolve finds or starts the session of a request with the given item
+// hashes: by the id the client sends; by the Responses chain; by the ids
+// of a reply the request echoes as its last assistant turn; by the
+// answered request it extends, each answered request being extended by at
+// most one later request (so that identical parallel runs never merge);
+// by the failed request it repeats; else a new session.
+//
+// A request that offers no tools in a session whose requests offer them
+// is a side call: it changes none of the session's links. The first
+// request offering tools in a session reports firstTools: the calls
+// before it were side calls.
+func (ss *sessions) resolve(h http.Header, req *Request, hashes []uint64) (s *Session, how string, side, firstTools bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s, how = ss.find(h, req, hashes)
+	if s == nil {
+		s = ss.create(h, req)
+		how = s.Key
+	}
+	side = !req.Tools && s.tools
+	firstTools = req.Tools && !s.tools
+	s.tools = s.tools || req.Tools
+	if !side {
+		ss.unexpect(s)
+	}
+	ss.touch(s)
+	return s, how, side, firstTools
+}
+
+func (ss *sessions) find(h http.Header, req *Request, hashes []uint64) (*Session, string) {
+	if id, _ := explicitID(h, req); id != "" {
+		return ss.byKey[id], "explicit"
+	}
+	if req.Previous != "" {
+		if s := ss.byID[req.Previous]; s != nil {
+			return s, "chain"
+		}
+	}
+	for _, id := range req.Echoed {
+		if s := ss.byID[id]; s != nil {
+			return s, "reply"
+		}
+	}
+	for n := len(req.Items) - 1; n >= 1; n-- {
+		if req.Items[n].Role != "assistant" {
+			continue
+		}
+		if list := ss.byPrefix[prefixKey{n, hashes[n]}]; len(list) > 0 {
+			return list[0], "prefix"
+		}
+	}
+	if s := ss.byRetry[prefixKey{len(req.Items), hashes[len(req.Items)]}]; s != nil {
+		return s, "retry"
+	}
+	return nil, ""
+}
+
+// create starts a session; an explicit id always maps to the same ledger
+// file, so that a restarted guard appends to it.
+func (ss *sessions) create(h http.Header, req *Request) *Session {
+	id, how := explicitID(h, req)
+	s := &Session{Key: how, explicit: id}
+	if id != "" {
+		sum := sha256.Sum256([]byte(id))
+		s.ID = "s-" + hex.EncodeToString(sum[:8])
+		ss.byKey[id] = s
+	} else {
+		ss.seq++
+		s.ID = "s-" + ss.start + "-" + strconv.FormatUint(ss.seq, 10)
+		s.Key = "new"
+	}
+	s.elem = ss.lru.PushFront(s)
+	for ss.lru.Len() > ss.max {
+		ss.evict(ss.lru.Back().Value.(*Session))
+	}
+	return s
+}
+
+func (ss *sessions) touch(s *Session) { ss.lru.MoveToFront(s.elem) }
+
+// evict forgets s and every index entry pointing to it.
+func (ss *sessions) evict(s *Session) {
+	ss.lru.Remove(s.elem)
+	if s.explicit != "" {
+		delete(ss.byKey, s.explicit)
+	}
+	ss.dropIDs(s)
+	ss.unexpect(s)
+	if s.retrying {
+		delete(ss.byRetry, s.retry)
+	}
+	if ss.onEvict != nil {
+		ss.onEvict(s)
+	}
+}
+
+func (ss *sessions) dropIDs(s *Session) {
+	for _, id := range s.ids {
+		if ss.byID[id] == s {
+			delete(ss.byID, id)
+		}
+	}
+	s.ids = nil
+}
+
+// unexpect removes s's answered request from the index: one request
+// has extended it.
+func (ss *sessions) unexpect(s *Session) {
+	if !s.expecting {
+		return
+	}
+	s.expecting = false
+	list := ss.byPrefix[s.expect]
+	for i, o := range list {
+		if o == s {
+			list = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(ss.byPrefix, s.expect)
+	} else {
+		ss.byPrefix[s.expect] = list
+	}
+}
+
+// answered records that s answered a request of n items with hash h
+// with a reply carrying ids.
+func (ss *sessions) answered(s *Session, n int, h uint64, ids []string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if s.elem == nil || ss.lru.Len() == 0 {
+		return
+	}
+	ss.dropIDs(s)
+	for _, id := range ids {
+		if o, seen := ss.byID[id]; seen && o != s {
+			ss.byID[id] = nil // relayed twice: says nothing
+			continue
+		}
+		ss.byID[id] = s
+		s.ids = append(s.ids, id)
+	}
+	ss.unexpect(s)
+	s.expect, s.expecting = prefixKey{n, h}, true
+	ss.byPrefix[s.expect] = append(ss.byPrefix[s.expect], s)
+	if s.retrying {
+		delete(ss.byRetry, s.retry)
+		s.retrying = false
+	}
+}
+
+// failed records that s's request of n items with hash h got no answer:
+// the client may send it again.
+func (ss *sessions) failed(s *Session, n int, h uint64) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if s.retrying {
+		delete(ss.byRetry, s.retry)
+	}
+	s.retry, s.retrying = prefixKey{n, h}, true
+	ss.byRetry[s.retry] = s
+}
+
+// count is the number of sessions held.
+func (ss *sessions) count() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.lru.Len()
+}

@@ -1,0 +1,315 @@
+package rollout
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// GuardLedger is one session file of a `bagen-data guard --ledger DIR`
+// directory: JSONL events of one agent run, a "session" event first, then
+// "call", "estimate" and "stop" events in the order they happened. The
+// whole file is one trajectory: one turn per call the upstream answered,
+// its per_turn_api_tokens the upstream's counts, metadata.guard what the
+// guard estimated and decided.
+var GuardLedger = &Format{Name: "guard-ledger", Doc: "bagen-data guard ledger session file (<ledger>/<session>.jsonl)", layout: session, ownIDs: true,
+	match: func(k map[string]json.RawMessage) bool { return has(k, "bagen_guard", "event") }}
+
+func init() { GuardLedger.decode = decodeGuardLedger }
+
+// GuardVersion is the ledger format version in each session event.
+const GuardVersion = 1
+
+// GuardItem is one message of an agent's request or of a reply, as the
+// guard normalizes every wire format: its role (system, user, assistant
+// or tool) and its text, tool calls rendered as RenderToolCall does.
+type GuardItem struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// GuardUsage is the usage an upstream reported for one call, with the
+// meaning of APITokens: Input is the whole request (cached included),
+// Output includes reasoning. Unreported counts are Unrecorded; Reasoning
+// is null when the upstream did not break it out.
+type GuardUsage struct {
+	Input     int64  `json:"input"`
+	Output    int64  `json:"output"`
+	Reasoning *int64 `json:"reasoning"`
+	Cached    int64  `json:"cached"`
+}
+
+// API is u as APITokens.
+func (u GuardUsage) API() APITokens {
+	return APITokens{Input: u.Input, Output: u.Output, Reasoning: u.Reasoning, Cached: max(u.Cached, 0)}
+}
+
+// GuardSession is the first event of a session file.
+type GuardSession struct {
+	Version int    `json:"bagen_guard"`
+	Event   string `json:"event"` // "session"
+	Session string `json:"session"`
+	Time    string `json:"time"`
+	Policy  string `json:"policy"`
+	Budget  int64  `json:"budget"`
+	Task    string `json:"task,omitempty"`
+	Format  string `json:"format"`
+	// Client is the agent's User-Agent; Key says how the session was
+	// identified (header, metadata, chain, reply, prefix or new).
+	Client string `json:"client,omitempty"`
+	Key    string `json:"key,omitempty"`
+}
+
+// GuardCall is one call relayed (or answered) by the guard.
+type GuardCall struct {
+	Event   string `json:"event"` // "call"
+	Session string `json:"session"`
+	Time    string `json:"time"`
+	// Call counts the session's calls from 1; Turn is the turn the call
+	// made (1-based), 0 when it made none (an error, a guard answer).
+	Call   int    `json:"call"`
+	Turn   int    `json:"turn"`
+	Format string `json:"format"`
+	Model  string `json:"model,omitempty"`
+	Stream bool   `json:"stream"`
+	Status int    `json:"status"`
+	// Tools: the request offered tools. Side is a call outside the run's
+	// thread: no tools offered in a session whose requests offer them.
+	Tools bool `json:"tools"`
+	Side  bool `json:"side,omitempty"`
+	// System is the request's system prompt, on the first turn only.
+	System string `json:"system,omitempty"`
+	// Input is what the request added after the history's last assistant
+	// message (the whole request on the first turn); Output the reply.
+	Input  []GuardItem `json:"input"`
+	Output []GuardItem `json:"output"`
+	// Usage is nil when the upstream reported none.
+	Usage *GuardUsage `json:"usage"`
+	// Complete is false for a stream cut before its end: its counts are
+	// what was relayed.
+	Complete  bool    `json:"complete"`
+	Answered  string  `json:"answered_by_guard,omitempty"` // "message" or "context-limit"
+	LatencyMS float64 `json:"latency_ms"`
+}
+
+// GuardEstimate is one estimate of the remaining tokens after a turn.
+type GuardEstimate struct {
+	Event     string `json:"event,omitempty"` // "estimate" in the ledger
+	Session   string `json:"session,omitempty"`
+	Time      string `json:"time,omitempty"`
+	AfterTurn int    `json:"after_turn"`
+	Response  string `json:"response"`
+	// Verdict is impossible, interval, scalar, unparseable, or
+	// unestimated when the estimator failed (Error says why).
+	Verdict  string    `json:"verdict"`
+	Interval *[2]int64 `json:"interval"`
+	Error    string    `json:"error,omitempty"`
+	// EstimatorInput and EstimatorOutput are the tokens the estimator
+	// spent on this estimate, as it reported them (0 when it did not).
+	EstimatorInput  int64   `json:"estimator_input_tokens,omitempty"`
+	EstimatorOutput int64   `json:"estimator_output_tokens,omitempty"`
+	LatencyMS       float64 `json:"latency_ms,omitempty"`
+}
+
+// GuardStop is the guard's decision to end a session.
+type GuardStop struct {
+	Event     string `json:"event"` // "stop"
+	Session   string `json:"session"`
+	Time      string `json:"time"`
+	AfterTurn int    `json:"after_turn"`
+	Reason    string `json:"reason"` // "impossible" or "budget"
+	Spent     int64  `json:"spent"`
+}
+
+// GuardRun is what the guard saw of a trajectory, carried as
+// metadata.guard of the canonical JSONL.
+type GuardRun struct {
+	Policy    string          `json:"policy"`
+	Budget    int64           `json:"budget"`
+	Estimates []GuardEstimate `json:"estimates"`
+	// StoppedAfterTurn is the turn after which the guard ended the
+	// session; nil when it did not.
+	StoppedAfterTurn *int `json:"stopped_after_turn"`
+}
+
+// GuardTurn is one turn of a guarded session: what the agent sent since
+// its previous call, the reply, and the upstream's usage.
+type GuardTurn struct {
+	Input  []GuardItem
+	Output []GuardItem
+	Usage  *GuardUsage
+}
+
+// SplitGuardHistory splits a request's messages at its assistant
+// messages: the leading system messages (joined), one turn per run of
+// consecutive assistant messages (what one call answered) with the
+// messages before it, and the messages after the last one (tail).
+func SplitGuardHistory(items []GuardItem) (system string, turns []GuardTurn, tail []GuardItem) {
+	i := 0
+	var sys []string
+	for ; i < len(items) && items[i].Role == "system"; i++ {
+		sys = append(sys, items[i].Text)
+	}
+	var seen []GuardItem
+	for ; i < len(items); i++ {
+		if items[i].Role != "assistant" {
+			seen = append(seen, items[i])
+			continue
+		}
+		if n := len(turns); n > 0 && len(seen) == 0 && i > 0 && items[i-1].Role == "assistant" {
+			turns[n-1].Output = append(turns[n-1].Output, items[i])
+			continue
+		}
+		turns = append(turns, GuardTurn{Input: seen, Output: []GuardItem{items[i]}})
+		seen = nil
+	}
+	return strings.Join(sys, "\n\n"), turns, seen
+}
+
+// JoinGuardItems is the text of one side of a turn: the items' texts
+// joined by a blank line.
+func JoinGuardItems(items []GuardItem) string {
+	parts := make([]string, 0, len(items))
+	for _, it := range items {
+		if it.Text != "" {
+			parts = append(parts, it.Text)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// GuardTrajectory is the trajectory of a guarded session: the system
+// prompt, then one user and one assistant message per turn, with the
+// upstream's per-call usage (history-inclusive inputs, InputsRequest).
+// A turn without usage is Unrecorded.
+func GuardTrajectory(id, system string, turns []GuardTurn) Trajectory {
+	t := Trajectory{ID: id, Inputs: InputsRequest, Outcome: OutcomeNone, Pos: Position{File: id, Index: -1}}
+	if system != "" {
+		t.Messages = append(t.Messages, Message{Role: "system", Content: system, Tokens: Unrecorded})
+	}
+	for _, turn := range turns {
+		t.Messages = append(t.Messages,
+			Message{Role: "user", Content: JoinGuardItems(turn.Input), Tokens: Unrecorded},
+			Message{Role: "assistant", Content: JoinGuardItems(turn.Output), Tokens: Unrecorded})
+		api := APITokens{Input: Unrecorded, Output: Unrecorded}
+		if turn.Usage != nil {
+			api = turn.Usage.API()
+		}
+		t.API = append(t.API, api)
+	}
+	return t
+}
+
+// badGuardUsage names a count of u out of range.
+func badGuardUsage(u GuardUsage) (string, bool) {
+	switch {
+	case u.Input < Unrecorded:
+		return "input", true
+	case u.Output < Unrecorded:
+		return "output", true
+	case u.Reasoning != nil && *u.Reasoning < 0:
+		return "reasoning", true
+	case u.Cached < 0:
+		return "cached", true
+	}
+	return "", false
+}
+
+// RenderToolCall is one tool call as the trajectories show it (a
+// Hermes-style <tool_call> block), the one rendering every reader uses.
+func RenderToolCall(name string, args json.RawMessage) string { return renderCall(name, args) }
+
+// wireGuardEvent holds every field an event's decoder needs first.
+type wireGuardEvent struct {
+	Event string `json:"event"`
+}
+
+// decodeGuardLedger reads one session file (the whole file is the
+// record): its lines are events.
+func decodeGuardLedger(rec Record) (Trajectory, error) {
+	var (
+		head   GuardSession
+		system string
+		turns  []GuardTurn
+		run    = &GuardRun{Estimates: []GuardEstimate{}}
+		tools  bool
+	)
+	lines := bytes.Split(rec.Data, []byte("\n"))
+	for i, line := range lines {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		lerr := func(field, format string, args ...any) error {
+			return &ParseError{File: rec.Pos.File, Line: i + 1, Index: -1, Field: field, Err: fmt.Errorf(format, args...)}
+		}
+		var ev wireGuardEvent
+		if err := json.Unmarshal(line, &ev); err != nil {
+			if i == len(lines)-1 {
+				break // a last line cut by a crash: every completed call is before it
+			}
+			return Trajectory{Pos: rec.Pos}, lerr("", "%w", JSONCause(err))
+		}
+		if i == 0 && ev.Event != "session" {
+			return Trajectory{Pos: rec.Pos}, lerr("event", "want \"session\" first, got %q", ev.Event)
+		}
+		var err error
+		switch ev.Event {
+		case "session":
+			if i > 0 {
+				continue // a restarted guard reopened the session
+			}
+			err = json.Unmarshal(line, &head)
+			if err == nil && head.Session == "" {
+				return Trajectory{Pos: rec.Pos}, lerr("session", "missing or empty")
+			}
+		case "call":
+			var c GuardCall
+			if err = json.Unmarshal(line, &c); err == nil && c.Usage != nil {
+				if field, bad := badGuardUsage(*c.Usage); bad {
+					return Trajectory{Pos: rec.Pos}, lerr("usage."+field, "want a count ≥ 0 (input and output may be -1, unrecorded)")
+				}
+			}
+			if err == nil && c.Turn > 0 {
+				if c.Tools && !tools {
+					// The calls before the first that offered tools were
+					// side calls, as the guard found out live.
+					tools, turns = true, nil
+				}
+				if len(turns) == 0 {
+					system = c.System
+				}
+				turns = append(turns, GuardTurn{Input: c.Input, Output: c.Output, Usage: c.Usage})
+			}
+		case "estimate":
+			var e GuardEstimate
+			if err = json.Unmarshal(line, &e); err == nil {
+				e.Event, e.Session, e.Time = "", "", ""
+				run.Estimates = append(run.Estimates, e)
+			}
+		case "stop":
+			var s GuardStop
+			if err = json.Unmarshal(line, &s); err == nil && run.StoppedAfterTurn == nil {
+				run.StoppedAfterTurn = &s.AfterTurn
+			}
+		default:
+			return Trajectory{Pos: rec.Pos}, lerr("event", "want session, call, estimate or stop, got %q", ev.Event)
+		}
+		if err != nil {
+			return Trajectory{Pos: rec.Pos}, lerr(err2field(err), "%w", JSONCause(err))
+		}
+	}
+	if len(turns) == 0 {
+		return Trajectory{Pos: rec.Pos}, rec.Errorf("", "session %q has no answered call", head.Session)
+	}
+	t := GuardTrajectory(head.Session, system, turns)
+	t.Pos = rec.Pos
+	t.Budget = head.Budget
+	run.Policy, run.Budget = head.Policy, head.Budget
+	t.Guard = run
+	if t.ID == "" {
+		t.ID = BaseID(filepath.Base(rec.Pos.File))
+	}
+	return t, nil
+}
