@@ -542,3 +542,28 @@ func TestChainProbesTokenizer(t *testing.T) {
 	chainEarlyStop(t, dir, filepath.Join(dir, "logs.parquet"), "logs-probes-impossible", always,
 		2323+1427+6425+1085+115+1396+512, 282+197+225+125+34+396+57)
 }
+
+// TestChainWarehouseBuild builds the embedded Warehouse rollouts by
+// trajectory (they share one first user message, so by instance they form
+// one group): their scripted agents begin alike, so eval prompts repeat
+// training prompts of other rollouts, start states and first turns, with
+// other answers. validate warns and accepts the build.
+func TestChainWarehouseBuild(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	if _, stderr, err := runReward(t.Context(), "build", "-q", "--task", "warehouse", "--budget", "30000", "--split-by", "trajectory", "--out", out); err != nil {
+		t.Fatalf("build: %v\n%s", err, stderr)
+	}
+	stdout, _, err := runReward(t.Context(), "validate", out)
+	if err != nil {
+		t.Fatalf("validate %s: %v\n%s", out, err, stdout)
+	}
+	for _, want := range []string{
+		"WARNING [leakage/prompt-repeat] eval start-state prompts (no completed turn) identical to a training prompt of another trajectory: one start state rolled out more than once, which a model can answer from memory (7)\n",
+		"WARNING [leakage/prefix-repeat] eval prompts with completed turns identical to a training prompt of another trajectory that teaches another answer: two rollouts that began alike (one start state, the same first actions) (3)\n",
+		"0 errors, 2 warnings\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("validate output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
