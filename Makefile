@@ -55,12 +55,26 @@ BENCH_N ?= 100000
 bench: build tokenizer
 	$(GO) test -run XXX -bench Count -cpu 1 ./tokenizer/
 	$(GO) test -run XXX -bench ConvertSessions -cpu 1 -benchtime 5x ./rollout/
+	$(MAKE) --no-print-directory bench-tokenizer
 	$(GO) test -run XXX -bench . ./reward/
 	$(GO) run ./tools/buildbench -bin $(BIN) -n $(BENCH_N)
 	$(MAKE) bench-reward
 
 clean:
 	rm -rf bin out
+
+## bench-tokenizer: the Qwen tokenizer on ~6 MB of unseen text (Go sources,
+## license texts, random Unicode) on one core, against Hugging Face's
+## tokenizers (the Rust library, npm tokenizers@0.23.2) on every core, with
+## every document's ids checked equal
+HF_TOKENIZERS := $(CACHE)/hf/node_modules/tokenizers/package.json
+$(HF_TOKENIZERS):
+	@mkdir -p $(CACHE)/hf
+	npm install --silent --no-audit --no-fund --prefix $(CACHE)/hf tokenizers@0.23.2
+
+.PHONY: bench-tokenizer
+bench-tokenizer: tokenizer $(HF_TOKENIZERS)
+	$(GO) run ./tools/tokbench
 
 # ---- ollama: a real Ollama server for the integration tests -----------------
 # The Go module archive of Ollama omits llama.cpp's vendor/ headers: Debian

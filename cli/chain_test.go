@@ -496,3 +496,74 @@ func TestChainLogFormats(t *testing.T) {
 	// three-call session and an Inspect sample, each from its first probe.
 	chainEarlyStop(t, dir, rl, "logs-rl-impossible", always, 211+2474+106, 161+123+58)
 }
+
+// TestChainProbesTokenizer runs probes → validate --tokenizer → eval and
+// reward score on probe sets whose system share is not the shown system
+// message's count: --compat bagen-v1 (the rollout's own system prompt is
+// counted, the shipped one shown) and agent logs whose first request holds
+// the system prompt (a share of 0, beside SWE-agent's task count).
+func TestChainProbesTokenizer(t *testing.T) {
+	dir := t.TempDir()
+	verdicts := filepath.Join(dir, "verdicts.json")
+	if err := os.WriteFile(verdicts, []byte(sessionVerdicts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := []string{"--task", "swebench", "--budget", "20000", "--prefix-ids", "--results", "../rollout/testdata/report.json", "--success-file", verdicts}
+	for _, d := range []string{"mini0", "mini1", "mini2", "openhands", "sweagent", "inspect", "harbor", "sessions"} {
+		logs = append(logs, "-i", "../rollout/testdata/"+d)
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		probes int
+		reward string
+	}{
+		{"searchr1-bagen-v1", []string{"--task", "searchr1", "--compat", "bagen-v1"}, 272, "0.1639"},
+		{"logs", logs, 27, "0.1808"},
+	} {
+		set := filepath.Join(dir, tc.name+".parquet")
+		args := append([]string{"probes", "-q", "--tokenizer", tokenizerPath(t), "--out", set}, tc.args...)
+		if _, stderr, err := runReward(t.Context(), args...); err != nil {
+			t.Fatalf("probes %s: %v\n%s", tc.name, err, stderr)
+		}
+		if stdout, _, err := runReward(t.Context(), "validate", "--tokenizer", tokenizerPath(t), set); err != nil {
+			t.Errorf("validate --tokenizer %s: %v\n%s", set, err, stdout)
+		}
+		p := filepath.Join(dir, tc.name+".preds.jsonl")
+		chainPredictions(t, p, set)
+		chainScore(t, dir, set, p, tc.probes, tc.reward)
+	}
+	always := func(dataset.ExtraInfo) bool { return true }
+	// The failed rollouts, total (remaining after turn 1): Claude Code's
+	// three-call session 2323 (282), Codex's two-call 1427 (197), OpenHands'
+	// 6425 (225), mini-swe-agent's astropy-12907 1085 (125), sympy-11400 115
+	// (34), sympy-20590 1396 (396) and an Inspect sample 512 (57), as the
+	// logs record them.
+	chainEarlyStop(t, dir, filepath.Join(dir, "logs.parquet"), "logs-probes-impossible", always,
+		2323+1427+6425+1085+115+1396+512, 282+197+225+125+34+396+57)
+}
+
+// TestChainWarehouseBuild builds the embedded Warehouse rollouts by
+// trajectory (they share one first user message, so by instance they form
+// one group): their scripted agents begin alike, so eval prompts repeat
+// training prompts of other rollouts, start states and first turns, with
+// other answers. validate warns and accepts the build.
+func TestChainWarehouseBuild(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	if _, stderr, err := runReward(t.Context(), "build", "-q", "--task", "warehouse", "--budget", "30000", "--split-by", "trajectory", "--out", out); err != nil {
+		t.Fatalf("build: %v\n%s", err, stderr)
+	}
+	stdout, _, err := runReward(t.Context(), "validate", out)
+	if err != nil {
+		t.Fatalf("validate %s: %v\n%s", out, err, stdout)
+	}
+	for _, want := range []string{
+		"WARNING [leakage/prompt-repeat] eval start-state prompts (no completed turn) identical to a training prompt of another trajectory: one start state rolled out more than once, which a model can answer from memory (7)\n",
+		"WARNING [leakage/prefix-repeat] eval prompts with completed turns identical to a training prompt of another trajectory that teaches another answer: two rollouts that began alike (one start state, the same first actions) (3)\n",
+		"0 errors, 2 warnings\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("validate output lacks %q:\n%s", want, stdout)
+		}
+	}
+}

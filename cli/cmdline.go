@@ -62,6 +62,11 @@ func normalize(app *ucli.App, args []string) ([]string, *invocation, error) {
 		return args, inv, nil
 	}
 	rest := args[1:]
+	for _, a := range rest {
+		if a == "--generate-bash-completion" {
+			return args, inv, nil // urfave/cli's shell completion reads the line as it is
+		}
+	}
 	if len(rest) > 0 && rest[0] == "help" {
 		rest = append(append([]string{}, rest[1:]...), "--help")
 	}

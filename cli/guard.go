@@ -51,7 +51,7 @@ to the network.`,
 		&ucli.StringFlag{Name: "estimator", Usage: "OpenAI-compatible estimator `URL` (with or without /v1); none: usage only"},
 		&ucli.StringFlag{Name: "estimator-model", Usage: "estimator model `NAME`"},
 		&ucli.Int64Flag{Name: "budget", Usage: "session token budget (default: the task's; swebench has none)"},
-		&ucli.StringFlag{Name: "task", Value: "swebench", Usage: "probe preset: sokoban, searchr1, swebench or warehouse"},
+		&ucli.StringFlag{Name: "task", Value: "swebench", Usage: "probe preset `NAME`: sokoban, searchr1, swebench or warehouse"},
 		&ucli.IntFlag{Name: "every", Value: 1, Usage: "estimate after every `N`th turn"},
 		&ucli.StringFlag{Name: "policy", Value: "log", Usage: "log, warn or stop"},
 		&ucli.StringFlag{Name: "stop-as", Value: "auto", Usage: "how a stop reaches the agent: auto, message or context-limit"},
@@ -60,7 +60,7 @@ to the network.`,
 		&ucli.StringFlag{Name: "ledger", Usage: "append every run to `DIR` (one JSONL file per session)"},
 		&ucli.Int64Flag{Name: "max-body", Value: 32 << 20, Usage: "largest request body in `BYTES`"},
 		&ucli.StringSliceFlag{Name: "redact-header", Usage: "header `NAME` never written anywhere (repeatable; the guard records no header but User-Agent)"},
-		&ucli.DurationFlag{Name: "shutdown-timeout", Value: 5 * time.Minute, Usage: "after SIGTERM, limit on the streams in flight"},
+		&ucli.DurationFlag{Name: "drain-timeout", Aliases: []string{"shutdown-timeout"}, Value: 5 * time.Minute, Usage: "`DURATION` limit on the streams in flight after SIGTERM"},
 	},
 	Action: runGuard,
 }
@@ -84,7 +84,7 @@ func runGuard(c *ucli.Context) error {
 	fmt.Fprintf(c.App.ErrWriter, "bagen-data guard: listening on http://%s, upstream %s, policy %s\n", l.Addr(), cfg.Upstream, cfg.Policy)
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return g.Serve(ctx, l, c.Duration("shutdown-timeout"))
+	return g.Serve(ctx, l, c.Duration("drain-timeout"))
 }
 
 func guardConfig(c *ucli.Context) (guard.Config, error) {

@@ -105,19 +105,21 @@ func shellWords(s string) []string {
 var readmeNotRun = map[string]string{
 	"bagen-data convert -i runs/":                               "illustrative: the reader's own agent runs and harness report",
 	"bagen-data validate --max-examples 3 leaky/":               "illustrative: a dataset made leaky by hand to show the findings (exits 1 by design)",
+	"bagen-data validate --max-examples 2 edited":               "illustrative: make run's dataset edited with DuckDB to show a finding (exits 1 by design; TestValidateCatchesBreakages makes it)",
+	"bagen-data eval --endpoint http://127.0.0.1:8788/v1":       "needs grpo serve, which needs a running Ollama (TestGRPOServeEqualsEval runs it)",
 	"bagen-data validate handmade/":                             "illustrative: a hand-made file with wrong labels to show the findings (exits 1 by design)",
 	"bagen-data eval --data out/eval/test.parquet --endpoint":   "needs a Chat Completions server (vLLM, OpenAI)",
 	"bagen-data eval --compare --report compare.html qwen.json": "compares the outputs of the two endpoint runs above",
 	"bagen-data eval --data small/test.parquet --ollama":        "needs a running Ollama serving the tiny model (TestGRPOEndToEnd runs eval --ollama)",
-	"bagen-data grpo ":                                          "needs a running Ollama (TestGRPOEndToEnd runs grpo train and grpo eval)",
-	"bagen-data eval --compare zero/eval.json run/eval.json":    "compares the outputs of the grpo runs above",
-	"bagen-data reward serve":                                   "a server: TestRewardServeSecondSignal and the reward/server tests run it",
-	"bagen-data guard ":                                         "a server in front of a model: the guard package's tests and TestGuardTrainServeLoop run it",
-	"bagen-data eval --endpoint http://127.0.0.1:8788/v1":       "needs grpo serve running (TestGRPOServeEqualsEval runs it)",
-	"bagen-data build --input runs/":                            "illustrative: the reader's own guarded runs (TestGuardTrainServeLoop runs this loop)",
-	"bagen-data probes --task swebench --input runs":            "illustrative: the reader's own guarded runs (TestEvalGuardEstimates runs this chain)",
-	"bagen-data eval --data runs.parquet --predictions runs/":   "scores the probes of the reader's own ledger above (TestEvalGuardEstimates)",
-	"bagen-data eval --data live.parquet --predictions runs2/":  "scores the probes of the reader's own ledger above (TestGuardTrainServeLoop)",
+	"bagen-data grpo ": "needs a running Ollama (TestGRPOEndToEnd runs grpo train and grpo eval)",
+	"bagen-data eval --compare zero/eval.json run/eval.json":   "compares the outputs of the grpo runs above",
+	"bagen-data reward serve":                                  "a server: TestRewardServeSecondSignal and the reward/server tests run it",
+	"bagen-data guard --upstream https://":                     "a proxy in front of a hosted model API, serving until stopped (the guard tests run it with the real CLIs)",
+	"bagen-data guard --upstream http://127.0.0.1:8000":        "a proxy in front of a local model server, serving until stopped (the guard tests run it with the real CLIs)",
+	"bagen-data build --input runs/":                           "illustrative: the reader's own guarded runs (TestGuardTrainServeLoop runs this loop)",
+	"bagen-data probes --task swebench --input runs":           "illustrative: the reader's own guarded runs (TestEvalGuardEstimates runs this chain)",
+	"bagen-data eval --data runs.parquet --predictions runs/":  "scores the probes of the reader's own ledger above (TestEvalGuardEstimates)",
+	"bagen-data eval --data live.parquet --predictions runs2/": "scores the probes of the reader's own ledger above (TestGuardTrainServeLoop)",
 }
 
 // isSynopsis reports whether a line is a usage form ([optional],
@@ -297,8 +299,10 @@ func readmeSandbox(t *testing.T) string {
 	if fileExists(tokenizer.DefaultPath()) {
 		os.Symlink(tokenizer.DefaultPath(), filepath.Join(dir, "qwen-tokenizer.json"))
 	}
-	abs, _ := filepath.Abs("../probes")
-	os.Symlink(abs, filepath.Join(dir, "probes"))
+	for _, d := range []string{"probes", "rollout"} {
+		abs, _ := filepath.Abs(filepath.Join("..", d))
+		os.Symlink(abs, filepath.Join(dir, d))
+	}
 	if r := bagen(t, dir, "build", "-q"); r.code != 0 {
 		t.Fatalf("make run's build: %s", r.stderr)
 	}
@@ -361,5 +365,49 @@ func TestHelpUsageParses(t *testing.T) {
 	walk(App().Commands)
 	if n < 10 {
 		t.Errorf("checked %d usage lines, want at least 10", n)
+	}
+}
+
+// The README's flag table of build names every visible flag of build, and
+// only those.
+func TestREADMEBuildFlagTable(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, "| flag | default | meaning |")
+	if start < 0 {
+		t.Fatal("no build flag table in the README")
+	}
+	documented := map[string]bool{}
+	for _, row := range strings.Split(text[start:], "\n")[2:] {
+		if !strings.HasPrefix(row, "| ") {
+			break
+		}
+		first := strings.Split(row, "|")[1]
+		for _, m := range regexp.MustCompile("`(-{1,2}[a-z0-9-]+)").FindAllStringSubmatch(first, -1) {
+			documented[strings.TrimLeft(m[1], "-")] = true
+		}
+	}
+	flags := map[string]bool{}
+	for _, f := range Build.Flags {
+		if visible(f) {
+			for _, n := range f.Names() {
+				flags[n] = true
+			}
+		}
+	}
+	delete(flags, "help")
+	delete(flags, "h")
+	for n := range flags {
+		if !documented[n] {
+			t.Errorf("build %s is not in the README's flag table", dashed(n))
+		}
+	}
+	for n := range documented {
+		if !flags[n] {
+			t.Errorf("the README's flag table names %s, which build does not have", dashed(n))
+		}
 	}
 }

@@ -218,7 +218,7 @@ func TestValidateCatchesBreakages(t *testing.T) {
 					SELECT * REPLACE (struct_update(extra_info, custom_id := 'copy_' || extra_info.custom_id,
 						trajectory_id := 'copy_' || extra_info.trajectory_id, split := 'rl') AS extra_info)
 					FROM read_parquet('%s') WHERE extra_info.custom_id = '%s'`, evalPath(dir), eval[k].ExtraInfo.CustomID))
-				return fmt.Sprintf("%s: row %d (%s): same prompt as %s row %d (copy_%s), completed turns included",
+				return fmt.Sprintf("%s: row %d (%s): same prompt and answer as %s row %d (copy_%s), completed turns included",
 					evalPath(dir), k, eval[k].ExtraInfo.CustomID, rlPath(dir), len(rl), eval[k].ExtraInfo.CustomID)
 			},
 			errors: map[string]int{"prefix-leak": 1},

@@ -59,15 +59,18 @@ func meaning(f ucli.Flag, withDefault bool) string {
 // each with the reason.
 var (
 	perCommandDefault = map[string]string{
-		"n":           "each fixtures generator has its own default size",
-		"noise":       "each fixtures generator has its own default skill",
-		"max-turns":   "each fixtures generator has its task's turn limit",
-		"concurrency": "8 requests for eval's remote model, 2 for grpo's local embeddings",
-		"model":       "grpo train embeds with an Ollama model by default; eval's is given, grpo eval's comes from the checkpoint",
-		"tokenizer":   "fixtures must count tokens (Qwen's); build, probes and validate count with one when given or cached",
-		"addr":        "each server has its own port: reward serve 8000, grpo serve 8788",
-		"listen":      "the same flag as --addr",
-		"max-body":    "each server's largest request: batches of responses for reward serve, one probe for grpo serve",
+		"n":                "each fixtures generator has its own default size",
+		"noise":            "each fixtures generator has its own default skill",
+		"max-turns":        "each fixtures generator has its task's turn limit",
+		"concurrency":      "8 requests for eval's remote model, 2 for grpo's local embeddings",
+		"model":            "grpo train embeds with an Ollama model by default; eval's is given, grpo eval's comes from the checkpoint",
+		"tokenizer":        "fixtures must count tokens (Qwen's); build, probes and validate count with one when given or cached",
+		"addr":             "each server has its own port: reward serve 8000, grpo serve 8788",
+		"listen":           "the same flag as --addr",
+		"max-body":         "each server's largest request: batches of responses for reward serve, one probe for grpo serve",
+		"drain-timeout":    "the guard relays agents' streams, which run for minutes; the servers' answers take milliseconds",
+		"shutdown-timeout": "the same flag as --drain-timeout",
+		"task":             "the guard fronts coding agents (swebench); build and probes take the task the records name",
 	}
 	perCommandKind = map[string]string{
 		"out":    "where the command writes: a directory for commands that write several files (build, grpo train), else a file",

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 
 	"bagen-data/internal/atomicfile"
 	"bagen-data/probes"
@@ -100,29 +102,100 @@ func build(ctx context.Context, srcs []probes.Source, st *atomicfile.Dir, cfg *C
 		return nil, err
 	}
 	w := &rowWriter{cfg: cfg, trajs: sc.trajs, sp: sp}
-	names := []string{SFTFile, RLFile, EvalFile}
-	for i, name := range names {
-		path, err := stagedPath(st, name)
-		if err != nil {
-			return nil, err
-		}
-		if err := w.write(ctx, path, i, plan[i]); err != nil {
-			return nil, fmt.Errorf("write %s: %w", name, err)
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err // a cancelled build publishes nothing
-		}
-		d, err := digest(path, name)
-		if err != nil {
-			return nil, err
-		}
-		m.Outputs = append(m.Outputs, d)
+	outs, err := writeSplits(ctx, st, w, plan)
+	if err != nil {
+		return nil, err
 	}
+	m.Outputs = append(m.Outputs, outs...)
 	if err := writeManifest(st, m); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
+
+// writeSplits writes the three files, two at a time when every trajectory's text
+// is small: a file's encoding and compression run on one goroutine, so
+// writing them one after the other leaves cores idle. Each file buffers a
+// row group of up to rowGroupBytes of content, so when a trajectory's text
+// exceeds overlapMaxText the files are written one after the other, to keep
+// a build of huge messages within one file's memory. The digests come back
+// in file order; of several failures, the first file's is reported, not a
+// cancellation it caused in the others.
+func writeSplits(ctx context.Context, st *atomicfile.Dir, w *rowWriter, plan [numSplits][]Entry) ([]FileDigest, error) {
+	names := []string{SFTFile, RLFile, EvalFile}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		errs    [numSplits]error
+		digests [numSplits]FileDigest
+	)
+	one := func(i int) {
+		name := names[i]
+		err := func() error {
+			path, err := stagedPath(st, name)
+			if err != nil {
+				return err
+			}
+			if err := w.write(ctx, path, i, plan[i]); err != nil {
+				return fmt.Errorf("write %s: %w", name, err)
+			}
+			if err := ctx.Err(); err != nil {
+				return err // a cancelled build publishes nothing
+			}
+			digests[i], err = digest(path, name)
+			return err
+		}()
+		if err != nil {
+			errs[i] = err
+			cancel(errSiblingFailed)
+		}
+	}
+	overlap := true
+	for _, t := range w.trajs {
+		overlap = overlap && t.n <= overlapMaxText
+	}
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, overlapFiles)
+	for i := range names {
+		if !overlap {
+			if one(i); errs[i] != nil {
+				break
+			}
+			continue
+		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			one(i)
+		})
+	}
+	wg.Wait()
+	var sibling error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case context.Cause(ctx) == errSiblingFailed && errors.Is(err, context.Canceled):
+			sibling = cmp.Or(sibling, err)
+		default:
+			return nil, err
+		}
+	}
+	if sibling != nil {
+		return nil, sibling
+	}
+	return digests[:], nil
+}
+
+// overlapFiles is how many files are written at once: two keep both
+// cores of a small machine compressing, and hold two row groups, not three.
+const overlapFiles = 2
+
+// overlapMaxText is the largest spilled trajectory text (bytes) with which
+// the output files are written at once.
+const overlapMaxText = 1 << 20
+
+// errSiblingFailed cancels the other files' writers when one fails.
+var errSiblingFailed = errors.New("another output file failed")
 
 // checkUnique fails on the first id seen twice, naming both places.
 func checkUnique(trajs []traj) error {

@@ -149,6 +149,11 @@ func FuzzDecodeTurns(f *testing.F) {
 		if err == nil && len(tr.Messages) != 2*len(a.Turns) {
 			t.Fatalf("%d messages for %d turns", len(tr.Messages), len(a.Turns))
 		}
+		// A prefix of one turn: no panic, at most that turn.
+		tr, a, err = decodeTurnsN(b, 1)
+		if err == nil && (len(a.Turns) > 1 || len(tr.Messages) != 2*len(a.Turns)) {
+			t.Fatalf("decodeTurnsN(b, 1): %d messages for %d turns", len(tr.Messages), len(a.Turns))
+		}
 	})
 }
 

@@ -39,11 +39,18 @@ func (w *rowWriter) write(ctx context.Context, path string, split int, entries [
 func (w *rowWriter) probe(e Entry) (*traj, probes.Probe, []probes.Chat, []TurnTokens, error) {
 	t := &w.trajs[e.Traj]
 	p := t.probes[e.Probe]
-	rec, err := w.sp.read(t.off, t.n)
+	// The prompt shows the first p.After turns (the first user message
+	// when p.After is 0): only they are read.
+	need := min(max(p.After, 1), len(t.ends))
+	size := t.n
+	if need > 0 {
+		size = t.ends[need-1]
+	}
+	rec, err := w.sp.read(t.off, size)
 	if err != nil {
 		return nil, p, nil, nil, err
 	}
-	tr, acc, err := decodeTurns(rec)
+	tr, acc, err := decodeTurnsN(rec, need)
 	if err != nil {
 		return nil, p, nil, nil, err
 	}

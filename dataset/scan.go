@@ -23,6 +23,7 @@ type traj struct {
 	pos     probes.Position
 	off     int64
 	n       int32
+	ends    []int32 // where each turn ends in the spilled record
 	budget  int64
 	success bool
 	total   int64
@@ -236,8 +237,9 @@ func process(j job, cfg *Config, sys int64) result {
 		return result{seq: j.seq, err: err}
 	}
 	ps, dropped := probes.Probes(acc, sys, budget, t.Success, cfg.Probes)
-	return result{seq: j.seq, spill: encodeTurns(t, acc), t: traj{
-		id: t.ID, seq: j.seq, pos: t.Pos, budget: budget, success: t.Success,
+	rec, ends := encodeTurnsEnds(t, acc)
+	return result{seq: j.seq, spill: rec, t: traj{
+		id: t.ID, seq: j.seq, pos: t.Pos, ends: ends, budget: budget, success: t.Success,
 		total: acc.Total(sys), turns: len(acc.Turns), group: groupKey(t, acc), probes: ps, dropped: dropped,
 		outcome: t.Outcome, replaced: t.Replaced,
 	}}

@@ -57,19 +57,28 @@ func (s *spill) close() error {
 // uvarint T, then per turn the raw user text, the assistant text, in_k and
 // out_k.
 func encodeTurns(t probes.Trajectory, a probes.Accounting) []byte {
+	b, _ := encodeTurnsEnds(t, a)
+	return b
+}
+
+// encodeTurnsEnds is encodeTurns, and where each turn ends in the record:
+// a row showing k turns reads only the record's first ends[k-1] bytes.
+func encodeTurnsEnds(t probes.Trajectory, a probes.Accounting) ([]byte, []int32) {
 	size := 10
 	for _, p := range a.Pairs {
 		size += len(t.Messages[p[0]].Content) + len(t.Messages[p[1]].Content) + 40
 	}
 	b := make([]byte, 0, size)
+	ends := make([]int32, len(a.Pairs))
 	b = binary.AppendUvarint(b, uint64(len(a.Pairs)))
 	for k, p := range a.Pairs {
 		b = appendString(b, t.Messages[p[0]].Content)
 		b = appendString(b, t.Messages[p[1]].Content)
 		b = binary.AppendUvarint(b, uint64(a.Turns[k].In))
 		b = binary.AppendUvarint(b, uint64(a.Turns[k].Out))
+		ends[k] = int32(len(b))
 	}
-	return b
+	return b, ends
 }
 
 func appendString(b []byte, s string) []byte {
@@ -82,9 +91,19 @@ var errCorrupt = errors.New("dataset: corrupt spill record")
 // decodeTurns is the inverse of encodeTurns: a trajectory whose messages
 // are the pairs in order, and its accounting.
 func decodeTurns(b []byte) (probes.Trajectory, probes.Accounting, error) {
+	return decodeTurnsN(b, -1)
+}
+
+// decodeTurnsN decodes the first want turns of a record (all of them when
+// want is negative or more than it has): b may end after those turns.
+func decodeTurnsN(b []byte, want int) (probes.Trajectory, probes.Accounting, error) {
 	var t probes.Trajectory
 	var a probes.Accounting
-	n, k := binary.Uvarint(b)
+	all, k := binary.Uvarint(b)
+	n := all
+	if want >= 0 && uint64(want) < all {
+		n = uint64(want)
+	}
 	// Each turn takes at least four bytes: a bad count cannot allocate.
 	if k <= 0 || n > uint64(len(b)-k)/4 {
 		return t, a, errCorrupt
@@ -116,7 +135,7 @@ func decodeTurns(b []byte) (probes.Trajectory, probes.Accounting, error) {
 		a.Pairs[i] = [2]int{2 * i, 2*i + 1}
 		a.Turns[i] = probes.TurnTokens{In: int64(in), Out: int64(out)}
 	}
-	if len(b) != 0 {
+	if n == all && len(b) != 0 {
 		return t, a, fmt.Errorf("%w: %d trailing bytes", errCorrupt, len(b))
 	}
 	return t, a, nil

@@ -200,16 +200,43 @@ const (
 
 // ProbeText is the estimation prompt shown after p completed turns.
 func (t Task) ProbeText(turns []TurnTokens, p int, budget int64, think bool) string {
-	fill := strings.NewReplacer(
-		phTurns, strconv.Itoa(p),
-		phUsage, UsageText(turns, p),
-		phBudget, strconv.FormatInt(budget, 10),
-	)
-	text := fill.Replace(t.probeTemplate(think))
+	text := fillProbe(t.probeTemplate(think), strconv.Itoa(p), UsageText(turns, p), strconv.FormatInt(budget, 10))
 	if t.template != "" {
 		return PyStrip(text)
 	}
 	return text
+}
+
+// fillProbe replaces the placeholders of template, left to right and
+// without rescanning what it put in, as a strings.Replacer of the three
+// would; building a Replacer for every row cost more than the rest of the
+// probe text.
+func fillProbe(template, turns, usage, budget string) string {
+	var b strings.Builder
+	b.Grow(len(template) + len(usage) + 16)
+	for {
+		i := strings.IndexByte(template, '{')
+		if i < 0 {
+			b.WriteString(template)
+			return b.String()
+		}
+		b.WriteString(template[:i])
+		template = template[i:]
+		switch {
+		case strings.HasPrefix(template, phTurns):
+			b.WriteString(turns)
+			template = template[len(phTurns):]
+		case strings.HasPrefix(template, phUsage):
+			b.WriteString(usage)
+			template = template[len(phUsage):]
+		case strings.HasPrefix(template, phBudget):
+			b.WriteString(budget)
+			template = template[len(phBudget):]
+		default:
+			b.WriteByte('{')
+			template = template[1:]
+		}
+	}
 }
 
 // probeTemplate is the estimation prompt with its placeholders unfilled:

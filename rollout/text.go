@@ -21,7 +21,7 @@ func text(rec Record, field string, raw json.RawMessage) (s string, ok bool, err
 	}
 	switch v[0] {
 	case '"':
-		if err := json.Unmarshal(v, &s); err != nil {
+		if s, err = unquoteString(v); err != nil {
 			return "", false, rec.Errorf(field, "%w", JSONCause(err))
 		}
 	case '[':

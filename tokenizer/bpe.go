@@ -14,23 +14,13 @@ const heapWords = 96
 type scratch struct {
 	syms  []int32  // current symbols (token ids)
 	ranks []uint32 // rank of the pair (syms[i], syms[i+1])
-	ids   []int32  // token id that pair merges into
 	prev  []int32  // linked list over symbol positions (heap version)
 	next  []int32
 	heap  []uint64 // rank<<32 | position, a binary min-heap
 }
 
-// mergeKey packs a pair of token ids into a merges map key.
-func mergeKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
-
-// pair returns the rank of merging a and b, and the token it makes.
-func (t *Tokenizer) pair(a, b int32) (rank uint32, id int32) {
-	v, ok := t.merges[mergeKey(a, b)]
-	if !ok {
-		return noRank, -1
-	}
-	return uint32(v >> 32), int32(uint32(v))
-}
+// rank returns the rank of merging a and b, or noRank.
+func (t *Tokenizer) rank(a, b int32) uint32 { return t.merges.rank(pairKey(a, b)) }
 
 // bpe tokenizes one pre-token: its bytes become byte-level symbols, which are
 // merged. The result lives in sc and is valid until sc is reused.
@@ -43,7 +33,7 @@ func (t *Tokenizer) bpe(sc *scratch, w string) []int32 {
 	if len(syms) > heapWords {
 		return t.mergeHeap(sc, syms)
 	}
-	return t.mergeScan(sc, syms)
+	return t.mergeScan(sc, syms, w)
 }
 
 // grow returns s resized to n, reallocating only when its capacity is short.
@@ -56,12 +46,14 @@ func grow[T any](s []T, n int) []T {
 
 // mergeScan repeatedly merges the lowest-ranked adjacent pair, the leftmost
 // on ties, keeping the rank of every pair so that a merge costs two lookups.
-func (t *Tokenizer) mergeScan(sc *scratch, syms []int32) []int32 {
+// syms are the byte symbols of w, whose pairs' ranks come from the byte-pair
+// table.
+func (t *Tokenizer) mergeScan(sc *scratch, syms []int32, w string) []int32 {
 	n := len(syms)
-	sc.ranks, sc.ids = grow(sc.ranks, n), grow(sc.ids, n)
-	ranks, ids := sc.ranks, sc.ids
+	sc.ranks = grow(sc.ranks, n)
+	ranks := sc.ranks
 	for i := 0; i+1 < n; i++ {
-		ranks[i], ids[i] = t.pair(syms[i], syms[i+1])
+		ranks[i] = t.bytePairs[int(w[i])<<8|int(w[i+1])]
 	}
 	for n > 1 {
 		pos, best := -1, uint32(noRank)
@@ -73,18 +65,17 @@ func (t *Tokenizer) mergeScan(sc *scratch, syms []int32) []int32 {
 		if pos < 0 {
 			break
 		}
-		syms[pos] = ids[pos]
+		syms[pos] = t.mergeTo[best]
 		copy(syms[pos+1:], syms[pos+2:n])
 		if pos+2 < n {
 			copy(ranks[pos+1:], ranks[pos+2:n-1])
-			copy(ids[pos+1:], ids[pos+2:n-1])
 		}
 		n--
 		if pos > 0 {
-			ranks[pos-1], ids[pos-1] = t.pair(syms[pos-1], syms[pos])
+			ranks[pos-1] = t.rank(syms[pos-1], syms[pos])
 		}
 		if pos+1 < n {
-			ranks[pos], ids[pos] = t.pair(syms[pos], syms[pos+1])
+			ranks[pos] = t.rank(syms[pos], syms[pos+1])
 		}
 	}
 	return syms[:n]
@@ -102,7 +93,7 @@ func (t *Tokenizer) mergeHeap(sc *scratch, syms []int32) []int32 {
 	for i := range n {
 		prev[i], next[i] = int32(i-1), int32(i+1)
 		if i+1 < n {
-			if r, _ := t.pair(syms[i], syms[i+1]); r != noRank {
+			if r := t.rank(syms[i], syms[i+1]); r != noRank {
 				h.push(uint64(r)<<32 | uint64(i))
 			}
 		}
@@ -115,20 +106,20 @@ func (t *Tokenizer) mergeHeap(sc *scratch, syms []int32) []int32 {
 		if syms[pos] < 0 || nx < 0 {
 			continue
 		}
-		r, id := t.pair(syms[pos], syms[nx])
-		if r != rank {
+		if t.rank(syms[pos], syms[nx]) != rank {
 			continue
 		}
+		id := t.mergeTo[rank]
 		syms[pos], syms[nx] = id, -1
 		next[pos] = next[nx]
 		if q := next[pos]; q >= 0 {
 			prev[q] = pos
-			if r, _ := t.pair(id, syms[q]); r != noRank {
+			if r := t.rank(id, syms[q]); r != noRank {
 				h.push(uint64(r)<<32 | uint64(pos))
 			}
 		}
 		if p := prev[pos]; p >= 0 {
-			if r, _ := t.pair(syms[p], id); r != noRank {
+			if r := t.rank(syms[p], id); r != noRank {
 				h.push(uint64(r)<<32 | uint64(p))
 			}
 		}

@@ -156,6 +156,11 @@ func TestParseErrors(t *testing.T) {
 			`model.vocab["zz"]: malformed: id -3 out of range [0, 16777216)`, ErrMalformed},
 		{"vocab type", func(m map[string]any) { at(m, "model")["vocab"] = []any{1} },
 			`model.vocab: malformed: got JSON array, want map[string]int32`, ErrMalformed},
+		{"merge id too large", func(m map[string]any) {
+			v := at(m, "model")["vocab"].(map[string]any)
+			v["qq"], v["qqq"] = 1<<20-1, 1<<20
+			at(m, "model")["merges"] = []any{[]any{"Ġ", "t"}, []any{"qq", "q"}}
+		}, `model.merges[1]: malformed: token id 1048575 is above 1048574, the largest this package supports in a merge`, ErrMalformed},
 		{"added id", func(m map[string]any) { at(m, "added_tokens.0")["id"] = 1 << 30 },
 			`added_tokens[0].id: malformed: id 1073741824 out of range [0, 16777216)`, ErrMalformed},
 	}

@@ -27,6 +27,19 @@ var asciiClass = func() (c [utf8.RuneSelf]uint8) {
 	return c
 }()
 
+// bmpClass holds the class of each rune of the Basic Multilingual Plane, two
+// bits a rune (clsNewline is ASCII only), so that classifying non-ASCII text
+// is a table load instead of three searches of Unicode's range tables.
+var bmpClass = func() *[1 << 14]uint8 {
+	var c [1 << 14]uint8
+	for r := rune(0); r < 1<<16; r++ {
+		if cls := classOf(r); cls != clsNewline {
+			c[r>>2] |= cls << (2 * (r & 3))
+		}
+	}
+	return &c
+}()
+
 // classOf classifies a rune the way Oniguruma does for UTF-8 text: \s is
 // 0009–000D, 0085 and the Zs, Zl, Zp categories — Unicode's White_Space
 // property, which is what unicode.IsSpace tests.
@@ -56,6 +69,9 @@ func classAt(s string, i int) (cls uint8, w int) {
 	r, w := utf8.DecodeRuneInString(s[i:])
 	if r == utf8.RuneError && w == 1 {
 		return clsOther, 1
+	}
+	if r < 1<<16 {
+		return bmpClass[r>>2] >> (2 * (r & 3)) & 3, w
 	}
 	return classOf(r), w
 }

@@ -12,14 +12,16 @@ import (
 // library does with encode(text, add_special_tokens=False). Build one with
 // Parse, Load or Open. A Tokenizer is safe for concurrent use.
 type Tokenizer struct {
-	merges       map[uint64]uint64 // mergeKey(a, b) → rank<<32 | merged id
-	byteIDs      [256]int32        // the token of each single byte
-	pieces       []string          // id → the bytes the token stands for
-	vocab        map[string]int32  // byte-level text → id; only with ignoreMerges
-	raw          *addedSet         // added tokens matched in the raw text
-	normed       *addedSet         // added tokens matched in the normalized text
-	nfc          bool              // apply the NFC normalizer
-	ignoreMerges bool              // a pre-token in the vocabulary is one token
+	merges       mergeTable       // pair of ids → rank of its merge
+	mergeTo      []int32          // rank → the token that merge makes
+	bytePairs    []uint32         // rank of merging the tokens of bytes x and y, at x<<8 | y
+	byteIDs      [256]int32       // the token of each single byte
+	pieces       []string         // id → the bytes the token stands for
+	vocab        map[string]int32 // byte-level text → id; only with ignoreMerges
+	raw          *addedSet        // added tokens matched in the raw text
+	normed       *addedSet        // added tokens matched in the normalized text
+	nfc          bool             // apply the NFC normalizer
+	ignoreMerges bool             // a pre-token in the vocabulary is one token
 	cache        *wordCache
 	pool         sync.Pool // *scratch
 }
@@ -39,7 +41,7 @@ type model struct {
 // build checks m and makes its Tokenizer.
 func build(m *model) (*Tokenizer, error) {
 	t := &Tokenizer{
-		merges:       make(map[uint64]uint64, len(m.merges)),
+		merges:       newMergeTable(len(m.merges)),
 		nfc:          m.nfc,
 		ignoreMerges: m.ignoreMerges,
 		cache:        newWordCache(),
@@ -75,9 +77,14 @@ func build(m *model) (*Tokenizer, error) {
 	return t, nil
 }
 
-// buildMerges fills t.merges. A pair listed twice keeps its last rank, as
-// Hugging Face's map construction does.
+// buildMerges fills t.merges, t.mergeTo and t.bytePairs. A pair listed
+// twice keeps its last rank, as Hugging Face's map construction does.
 func (t *Tokenizer) buildMerges(m *model) error {
+	if len(m.merges) > maxRank {
+		return &FieldError{File: m.source, Field: m.mergesField,
+			Err: fmt.Errorf("%w: %d merges, more than the %d this package supports", ErrMalformed, len(m.merges), maxRank)}
+	}
+	t.mergeTo = make([]int32, len(m.merges))
 	for i, mg := range m.merges {
 		field := func() string { return fmt.Sprintf("%s[%d]", m.mergesField, i) }
 		a, ok := m.vocab[mg[0]]
@@ -92,7 +99,18 @@ func (t *Tokenizer) buildMerges(m *model) error {
 		if !ok {
 			return &FieldError{File: m.source, Field: field(), Err: fmt.Errorf("%w: merged token %q is not in the vocabulary", ErrMalformed, mg[0]+mg[1])}
 		}
-		t.merges[mergeKey(a, b)] = uint64(i)<<32 | uint64(uint32(c))
+		if max(a, b) > maxPairID {
+			return &FieldError{File: m.source, Field: field(),
+				Err: fmt.Errorf("%w: token id %d is above %d, the largest this package supports in a merge", ErrMalformed, max(a, b), maxPairID)}
+		}
+		t.merges.put(pairKey(a, b), uint32(i))
+		t.mergeTo[i] = c
+	}
+	t.bytePairs = make([]uint32, 1<<16)
+	for x := range 256 {
+		for y := range 256 {
+			t.bytePairs[x<<8|y] = t.rank(t.byteIDs[x], t.byteIDs[y])
+		}
 	}
 	return nil
 }
@@ -201,13 +219,23 @@ func (t *Tokenizer) word(w string, out *[]int) int {
 		return 1
 	}
 	if len(w) <= maxCachedWord {
-		ids, ok := t.cache.get(w)
-		if !ok {
-			ids = t.wordIDs(w)
-			t.cache.put(w, ids)
+		h := t.cache.hash(w)
+		if n, ok := t.cache.get(h, w, out); ok {
+			return n
 		}
+		if id, ok := t.whole(w); ok {
+			ids := []int32{id}
+			t.cache.put(h, w, ids)
+			appendIDs(out, ids)
+			return 1
+		}
+		sc := t.pool.Get().(*scratch)
+		ids := t.bpe(sc, w)
+		t.cache.put(h, w, ids)
 		appendIDs(out, ids)
-		return len(ids)
+		n := len(ids)
+		t.pool.Put(sc)
+		return n
 	}
 	if id, ok := t.whole(w); ok {
 		appendIDs(out, []int32{id})
@@ -229,17 +257,6 @@ func (t *Tokenizer) whole(w string) (int32, bool) {
 	}
 	id, ok := t.vocab[byteLevel(w)]
 	return id, ok
-}
-
-// wordIDs returns the ids of w in a new slice.
-func (t *Tokenizer) wordIDs(w string) []int32 {
-	if id, ok := t.whole(w); ok {
-		return []int32{id}
-	}
-	sc := t.pool.Get().(*scratch)
-	ids := append([]int32(nil), t.bpe(sc, w)...)
-	t.pool.Put(sc)
-	return ids
 }
 
 func appendIDs(out *[]int, ids []int32) {

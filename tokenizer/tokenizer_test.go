@@ -217,7 +217,7 @@ func TestMergeHeap(t *testing.T) {
 		for i := range len(w) {
 			syms[i] = tk.byteIDs[w[i]]
 		}
-		scan := slices.Clone(tk.mergeScan(&s1, slices.Clone(syms)))
+		scan := slices.Clone(tk.mergeScan(&s1, slices.Clone(syms), w))
 		heap := tk.mergeHeap(&s2, slices.Clone(syms))
 		if !slices.Equal(scan, heap) {
 			t.Errorf("word %q: mergeScan %v, mergeHeap %v", w, scan, heap)

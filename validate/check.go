@@ -20,7 +20,7 @@ func (v *validator) checkFile(f *file) {
 		if !f.probeSet {
 			v.recordTrajectory(f.split, traj, at)
 			if f.split != dataset.SplitEval {
-				v.recordPrompt(row.Prompt, traj, at)
+				v.recordPrompt(row.Prompt, traj, at, truthAnswer(row))
 			}
 		}
 		v.checkLength(f, at, row.Prompt)
@@ -37,7 +37,8 @@ func (v *validator) checkFile(f *file) {
 		v.recordTrajectory(f.split, traj, at)
 		if n := len(row.Messages); n > 0 {
 			prompt := row.Messages[:n-1]
-			v.recordPrompt(prompt, traj, at)
+			answer, _ := sftAnswer(row)
+			v.recordPrompt(prompt, traj, at, answer)
 			v.checkLength(f, at, prompt)
 		}
 	}

@@ -92,7 +92,7 @@ func (v *validator) checkTokenLabels(f *file, at loc, row dataset.RLRow) {
 		add(Warning, "zero-remaining", "rows with remaining_tokens < 1 (relative error is undefined; the paper drops them)",
 			fmt.Sprintf("remaining_tokens %d", x.RemainingTokens))
 	}
-	v.checkTurnTokens(f, at, x.ProbeAfterTurn, x.TokensUsed, x.PerTurnTokens, lastContent(row.Prompt))
+	v.checkTurnTokens(f, at, x.TrajectoryID, x.ProbeAfterTurn, x.TokensUsed, x.PerTurnTokens, lastContent(row.Prompt))
 }
 
 func (v *validator) checkGroundTruth(f *file, at loc, row dataset.RLRow) {
@@ -161,7 +161,7 @@ func (v *validator) checkPosition(f *file, at loc, x dataset.ExtraInfo) {
 // checkTurnTokens checks per_turn_tokens: one entry per completed turn,
 // numbered 1 … p, non-negative, summing to at most tokens_used (when
 // known: used ≥ 0), and shown in the probe text exactly.
-func (v *validator) checkTurnTokens(f *file, at loc, p, used int64, turns []dataset.TurnTokens, probeText string) {
+func (v *validator) checkTurnTokens(f *file, at loc, traj string, p, used int64, turns []dataset.TurnTokens, probeText string) {
 	bad := func(msg string) {
 		v.fs.add(CheckLabels, Error, "per-turn-tokens", f.path, "per_turn_tokens disagree with the probe position, tokens_used or the probe text", at.example(msg))
 	}
@@ -188,7 +188,7 @@ func (v *validator) checkTurnTokens(f *file, at loc, p, used int64, turns []data
 		return
 	}
 	if p >= 1 && used >= 0 {
-		v.checkSystemTokens(f, at, used-sum)
+		v.checkSystemTokens(f, at, traj, used-sum)
 	}
 }
 
@@ -202,12 +202,18 @@ func group(f *file) string {
 }
 
 // checkSystemTokens: after the first turn tokens_used − Σ per_turn_tokens is
-// the system prompt's token count, the same in every row of one build or
-// probe set.
-func (v *validator) checkSystemTokens(f *file, at loc, sys int64) {
-	seen := v.sysCount[group(f)]
+// the system prompt's token count, the same in every row of one build. A
+// probe set's replay counts it per rollout (0 where the log's first
+// request holds the system prompt, the task's count where the log records
+// no inputs), so there it is the same within each trajectory.
+func (v *validator) checkSystemTokens(f *file, at loc, traj string, sys int64) {
+	key := group(f)
+	if f.probeSet {
+		key += "\x00" + traj
+	}
+	seen := v.sysCount[key]
 	if seen == nil {
-		v.sysCount[group(f)] = map[int64]loc{sys: at}
+		v.sysCount[key] = map[int64]loc{sys: at}
 		return
 	}
 	if _, ok := seen[sys]; ok {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"bagen-data/dataset"
+	"bagen-data/reward"
 )
 
 // splitOrder is the order leakage pairs are reported in.
@@ -37,25 +38,36 @@ func promptKey(msgs []dataset.Message) [32]byte {
 	return k
 }
 
-// trainPrompt is where a training prompt occurs: its first row, and its
-// first row in each trajectory.
+// trainPrompt is where a training prompt occurs: its first row, its
+// first row in each trajectory, and the first row teaching each answer.
 type trainPrompt struct {
-	first  loc
-	byTraj map[string]loc
+	first   loc
+	byTraj  map[string]loc
+	answers map[reward.Prediction]loc
 }
 
 // recordPrompt notes a training prompt (SFT messages without the answer,
-// or an RL prompt) of trajectory traj.
-func (v *validator) recordPrompt(msgs []dataset.Message, traj string, at loc) {
+// or an RL prompt) of trajectory traj and the answer it teaches (the SFT
+// answer, or the RL ground truth, as the reward parser reads it).
+func (v *validator) recordPrompt(msgs []dataset.Message, traj string, at loc, answer reward.Prediction) {
 	k := promptKey(msgs)
 	tp, ok := v.prompts[k]
 	if !ok {
-		tp = &trainPrompt{first: at, byTraj: map[string]loc{}}
+		tp = &trainPrompt{first: at, byTraj: map[string]loc{}, answers: map[reward.Prediction]loc{}}
 		v.prompts[k] = tp
 	}
 	if _, ok := tp.byTraj[traj]; !ok {
 		tp.byTraj[traj] = at
 	}
+	if _, ok := tp.answers[answer]; !ok {
+		tp.answers[answer] = at
+	}
+}
+
+// truthAnswer is an RL row's ground truth as the reward parser reads an
+// answer, to compare with what training rows teach.
+func truthAnswer(row dataset.RLRow) reward.Prediction {
+	return reward.Parse("<answer>" + row.RewardModel.GroundTruth + "</answer>")
 }
 
 // leakage reports trajectories in two splits and eval prompts that also
@@ -91,9 +103,15 @@ func (v *validator) leakage(files []*file) {
 			}
 			msg := fmt.Sprintf("same prompt as %s row %d (%s)", tp.first.file, tp.first.row, tp.first.id)
 			if completedTurns(row.Prompt) {
-				v.fs.add(CheckLeakage, Error, "prefix-leak", f.path,
-					"eval prompts with completed turns identical to a training prompt of another trajectory id: the same trajectory prefix under two ids (one log read twice, rows copied)",
-					at.example(msg+", completed turns included"))
+				if same, ok := tp.answers[truthAnswer(row)]; ok {
+					v.fs.add(CheckLeakage, Error, "prefix-leak", f.path,
+						"eval prompts with completed turns identical to a training prompt of another trajectory id with the same answer: the same trajectory prefix under two ids (one log read twice, rows copied)",
+						at.example(fmt.Sprintf("same prompt and answer as %s row %d (%s), completed turns included", same.file, same.row, same.id)))
+					continue
+				}
+				v.fs.add(CheckLeakage, Warning, "prefix-repeat", f.path,
+					"eval prompts with completed turns identical to a training prompt of another trajectory that teaches another answer: two rollouts that began alike (one start state, the same first actions)",
+					at.example(msg+", completed turns included, another answer"))
 				continue
 			}
 			v.fs.add(CheckLeakage, Warning, "prompt-repeat", f.path,

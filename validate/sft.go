@@ -69,7 +69,7 @@ func (v *validator) checkSFTLabels(f *file, i int, row dataset.SFTRow) (p int64,
 		if n >= 2 {
 			probeText = row.Messages[n-2].Content
 		}
-		v.checkTurnTokens(f, at, p, -1, row.PerTurnTokens, probeText)
+		v.checkTurnTokens(f, at, "", p, -1, row.PerTurnTokens, probeText)
 	}
 	return p, pOK
 }

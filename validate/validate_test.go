@@ -442,6 +442,27 @@ func TestBroken(t *testing.T) {
 			want: map[string]int{"prompt-repeat": 1},
 		},
 		{
+			name: "eval prefix in training under another id with another answer",
+			code: "prefix-repeat",
+			edit: func(t *testing.T, dir string) string {
+				// Two rollouts that began alike, the training one failing:
+				// the same prompt teaches another answer, not a copy.
+				eval := readRows[dataset.RLRow](t, evalPath(dir))
+				k := index(t, eval, func(r dataset.RLRow) bool { return r.ExtraInfo.ProbeAfterTurn >= 1 && r.ExtraInfo.IsPossible })
+				var msg string
+				editRL(t, rlPath(dir), func(rows []dataset.RLRow) []dataset.RLRow {
+					c := eval[k]
+					c.ExtraInfo.CustomID, c.ExtraInfo.TrajectoryID, c.ExtraInfo.Split = "copy_"+c.ExtraInfo.CustomID, "copy_"+c.ExtraInfo.TrajectoryID, dataset.SplitRL
+					c.ExtraInfo.IsPossible, c.RewardModel.GroundTruth = false, "impossible"
+					c.Label = fmt.Sprintf(`{"remaining_tokens":%d,"is_possible":false,"ground_truth":"impossible"}`, c.ExtraInfo.RemainingTokens)
+					msg = fmt.Sprintf("same prompt as %s row %d (%s), completed turns included, another answer", rlPath(dir), len(rows), c.ExtraInfo.CustomID)
+					return append(rows, c)
+				})
+				return msg
+			},
+			want: map[string]int{"prefix-repeat": 1, "manifest-counts": 1},
+		},
+		{
 			name: "duplicate eval row",
 			code: "duplicates",
 			edit: func(t *testing.T, dir string) string {

@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// --cpuprofile works before the command name and among the command's
+// flags, and a command's help lists it.
+func TestCPUProfileEitherPlace(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "r.jsonl")
+	if err := os.WriteFile(in, []byte(oneRollout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, args := range [][]string{
+		{"--cpuprofile", "P", "build", "--quiet", "--input", in, "--split", "0/0/100", "--out"},
+		{"build", "--cpuprofile", "P", "--quiet", "--input", in, "--split", "0/0/100", "--out"},
+	} {
+		path := filepath.Join(dir, "cpu"+string(rune('a'+i))+".prof")
+		args[slices.Index(args, "P")] = path
+		args = append(args, filepath.Join(dir, "out"+string(rune('a'+i))))
+		if _, err := run(t, args...); err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		// A pprof profile is gzipped protocol buffers.
+		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%q: %s is not a gzipped profile (%d bytes)", args, path, len(b))
+		}
+	}
+	help, err := run(t, "build", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(help, "--cpuprofile FILE") {
+		t.Errorf("build --help does not list --cpuprofile:\n%s", help)
+	}
+}
