@@ -55,15 +55,26 @@ func LoadResults(paths []string) (*Results, error) {
 	return r, nil
 }
 
-func (r *Results) load(path string) error {
+// readFile reads one outcome file whole, records its size and SHA-256 for
+// the manifest, and returns it as a record without its byte-order mark,
+// checked to be UTF-8.
+func (r *Results) readFile(path string) (Record, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return Record{}, err
 	}
 	sum := sha256.Sum256(data)
 	r.files = append(r.files, File{Path: path, Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])})
 	rec := Record{Pos: Position{File: path, Index: -1}, Data: bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))}
 	if _, err := checkUTF8(rec); err != nil {
+		return Record{}, err
+	}
+	return rec, nil
+}
+
+func (r *Results) load(path string) error {
+	rec, err := r.readFile(path)
+	if err != nil {
 		return err
 	}
 	var lists map[string]json.RawMessage

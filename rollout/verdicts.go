@@ -2,10 +2,7 @@ package rollout
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"os"
 	"sort"
 )
 
@@ -31,14 +28,8 @@ func LoadSuccessFiles(r *Results, paths []string) (*Results, error) {
 }
 
 func (r *Results) loadSuccess(path string) error {
-	data, err := os.ReadFile(path)
+	rec, err := r.readFile(path)
 	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(data)
-	r.files = append(r.files, File{Path: path, Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])})
-	rec := Record{Pos: Position{File: path, Index: -1}, Data: bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))}
-	if _, err := checkUTF8(rec); err != nil {
 		return err
 	}
 	var m map[string]json.RawMessage

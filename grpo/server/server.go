@@ -73,37 +73,11 @@ func (c Config) withDefaults() (Config, error) {
 	if strings.TrimSpace(c.Name) == "" {
 		bad = append(bad, "Name: empty")
 	}
-	if c.MaxBody < 0 {
-		bad = append(bad, fmt.Sprintf("MaxBody: %d is negative", c.MaxBody))
-	}
-	if c.MaxHeaderBytes < 0 {
-		bad = append(bad, fmt.Sprintf("MaxHeaderBytes: %d is negative", c.MaxHeaderBytes))
-	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{
-		{"ReadHeaderTimeout", c.ReadHeaderTimeout}, {"ReadTimeout", c.ReadTimeout},
-		{"WriteTimeout", c.WriteTimeout}, {"IdleTimeout", c.IdleTimeout},
-		{"DrainGrace", c.DrainGrace}, {"DrainTimeout", c.DrainTimeout},
-	} {
-		if d.v < 0 {
-			bad = append(bad, fmt.Sprintf("%s: %v is negative", d.name, d.v))
-		}
-	}
-	if timeout := or(c.DrainTimeout, httpd.DefaultDrainTimeout); c.DrainGrace > timeout {
-		bad = append(bad, fmt.Sprintf("DrainGrace: %v exceeds DrainTimeout %v", c.DrainGrace, timeout))
-	}
+	bad = append(bad, c.limits().Problems()...)
 	if len(bad) > 0 {
 		return c, fmt.Errorf("%w: %s", ErrConfig, strings.Join(bad, "; "))
 	}
-	c.MaxBody = or(c.MaxBody, DefaultMaxBody)
-	c.MaxHeaderBytes = or(c.MaxHeaderBytes, httpd.DefaultMaxHeaderBytes)
-	c.ReadHeaderTimeout = or(c.ReadHeaderTimeout, httpd.DefaultReadHeaderTimeout)
-	c.ReadTimeout = or(c.ReadTimeout, httpd.DefaultTimeout)
-	c.WriteTimeout = or(c.WriteTimeout, httpd.DefaultTimeout)
-	c.IdleTimeout = or(c.IdleTimeout, httpd.DefaultTimeout)
-	c.DrainTimeout = or(c.DrainTimeout, httpd.DefaultDrainTimeout)
+	c.setLimits(c.limits().WithDefaults(DefaultMaxBody))
 	if c.Registry == nil {
 		c.Registry = prometheus.NewRegistry()
 		c.Registry.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
@@ -111,12 +85,18 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
+// limits returns c's request limits and timeouts.
+func (c Config) limits() httpd.Limits {
+	return httpd.Limits{MaxBody: c.MaxBody, MaxHeaderBytes: c.MaxHeaderBytes,
+		ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout,
+		IdleTimeout: c.IdleTimeout, DrainGrace: c.DrainGrace, DrainTimeout: c.DrainTimeout}
+}
+
+// setLimits sets c's request limits and timeouts to l's.
+func (c *Config) setLimits(l httpd.Limits) {
+	c.MaxBody, c.MaxHeaderBytes = l.MaxBody, l.MaxHeaderBytes
+	c.ReadHeaderTimeout, c.ReadTimeout, c.WriteTimeout, c.IdleTimeout = l.ReadHeaderTimeout, l.ReadTimeout, l.WriteTimeout, l.IdleTimeout
+	c.DrainGrace, c.DrainTimeout = l.DrainGrace, l.DrainTimeout
 }
 
 // Validate reports every bad field of c, as New and Serve would.

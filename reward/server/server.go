@@ -74,6 +74,20 @@ const (
 	DefaultDrainGrace = httpd.DefaultDrainGrace
 )
 
+// limits returns c's request limits and timeouts.
+func (c Config) limits() httpd.Limits {
+	return httpd.Limits{MaxBody: c.MaxBody, MaxHeaderBytes: c.MaxHeaderBytes,
+		ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout,
+		IdleTimeout: c.IdleTimeout, DrainGrace: c.DrainGrace, DrainTimeout: c.DrainTimeout}
+}
+
+// setLimits sets c's request limits and timeouts to l's.
+func (c *Config) setLimits(l httpd.Limits) {
+	c.MaxBody, c.MaxHeaderBytes = l.MaxBody, l.MaxHeaderBytes
+	c.ReadHeaderTimeout, c.ReadTimeout, c.WriteTimeout, c.IdleTimeout = l.ReadHeaderTimeout, l.ReadTimeout, l.WriteTimeout, l.IdleTimeout
+	c.DrainGrace, c.DrainTimeout = l.DrainGrace, l.DrainTimeout
+}
+
 // Validate reports every bad field of c, as New and Serve would.
 func (c Config) Validate() error {
 	_, err := c.withDefaults()
@@ -82,30 +96,9 @@ func (c Config) Validate() error {
 
 // withDefaults validates c, reporting every bad field, and fills zeros.
 func (c Config) withDefaults() (Config, error) {
-	var bad []string
-	if c.MaxBody < 0 {
-		bad = append(bad, fmt.Sprintf("MaxBody: %d is negative", c.MaxBody))
-	}
-	if c.MaxHeaderBytes < 0 {
-		bad = append(bad, fmt.Sprintf("MaxHeaderBytes: %d is negative", c.MaxHeaderBytes))
-	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{
-		{"ReadHeaderTimeout", c.ReadHeaderTimeout}, {"ReadTimeout", c.ReadTimeout},
-		{"WriteTimeout", c.WriteTimeout}, {"IdleTimeout", c.IdleTimeout},
-		{"DrainGrace", c.DrainGrace}, {"DrainTimeout", c.DrainTimeout},
-	} {
-		if d.v < 0 {
-			bad = append(bad, fmt.Sprintf("%s: %v is negative", d.name, d.v))
-		}
-	}
+	bad := c.limits().Problems()
 	if c.Rule.Possible < 0 || c.Rule.Impossible < 0 {
 		bad = append(bad, fmt.Sprintf("Rule: weights %v and %v must be non-negative", c.Rule.Possible, c.Rule.Impossible))
-	}
-	if timeout := or(c.DrainTimeout, DefaultDrainTimeout); c.DrainGrace > timeout {
-		bad = append(bad, fmt.Sprintf("DrainGrace: %v exceeds DrainTimeout %v", c.DrainGrace, timeout))
 	}
 	if len(bad) > 0 {
 		return c, fmt.Errorf("%w: %s", ErrConfig, strings.Join(bad, "; "))
@@ -113,26 +106,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Rule == (reward.Rule{}) {
 		c.Rule = reward.Train
 	}
-	c.MaxBody = or(c.MaxBody, DefaultMaxBody)
-	c.MaxHeaderBytes = or(c.MaxHeaderBytes, DefaultMaxHeaderBytes)
-	c.ReadHeaderTimeout = or(c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
-	c.ReadTimeout = or(c.ReadTimeout, DefaultTimeout)
-	c.WriteTimeout = or(c.WriteTimeout, DefaultTimeout)
-	c.IdleTimeout = or(c.IdleTimeout, DefaultTimeout)
-	c.DrainTimeout = or(c.DrainTimeout, DefaultDrainTimeout)
+	c.setLimits(c.limits().WithDefaults(DefaultMaxBody))
 	if c.Registry == nil {
 		c.Registry = prometheus.NewRegistry()
 		c.Registry.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	}
 	return c, nil
-}
-
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // New returns the server's routes as an http.Handler, safe for concurrent
