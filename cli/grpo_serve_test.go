@@ -48,13 +48,22 @@ func (l *lockedBuffer) String() string {
 // SIGTERM does) and returns the command's error and stderr.
 func serveGRPO(t *testing.T, args ...string) (string, func() (error, string)) {
 	t.Helper()
+	argv := append([]string{"grpo", "serve", "--listen", "127.0.0.1:0", "--drain-grace", "0"}, args...)
+	return runServer(t, "grpo serve", argv, regexp.MustCompile(`on (http://127\.0\.0\.1:\d+/v1)\n`))
+}
+
+// runServer runs the command argv until the test ends and returns the URL
+// that listening, matched by the first group of re in its output, prints;
+// stop cancels it (as SIGTERM does) and returns its error and output.
+func runServer(t *testing.T, name string, argv []string, listening *regexp.Regexp) (string, func() (error, string)) {
+	t.Helper()
 	app := App()
 	var out lockedBuffer
 	app.Writer, app.ErrWriter = &out, &out
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- app.RunContext(ctx, append([]string{"bagen-data", "grpo", "serve", "--listen", "127.0.0.1:0", "--drain-grace", "0"}, args...))
+		done <- app.RunContext(ctx, append([]string{"bagen-data"}, argv...))
 	}()
 	stopped := false
 	stop := func() (error, string) {
@@ -67,24 +76,23 @@ func serveGRPO(t *testing.T, args ...string) (string, func() (error, string)) {
 		case err := <-done:
 			return err, out.String()
 		case <-time.After(30 * time.Second):
-			t.Fatal("grpo serve did not stop")
+			t.Fatal(name + " did not stop")
 			return nil, ""
 		}
 	}
 	t.Cleanup(func() { stop() })
-	re := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+/v1)\n`)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if m := re.FindStringSubmatch(out.String()); m != nil {
+		if m := listening.FindStringSubmatch(out.String()); m != nil {
 			return m[1], stop
 		}
 		select {
 		case err := <-done:
 			stopped = true
-			t.Fatalf("grpo serve exited: %v\n%s", err, out.String())
+			t.Fatalf("%s exited: %v\n%s", name, err, out.String())
 		default:
 		}
 	}
-	t.Fatalf("grpo serve did not start listening:\n%s", out.String())
+	t.Fatalf("%s did not start listening:\n%s", name, out.String())
 	return "", nil
 }
 

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"bagen-data/dataset"
 	"bagen-data/eval"
@@ -28,44 +27,8 @@ import (
 // does) and returns the command's error and stderr.
 func startGuard(t *testing.T, args ...string) (string, func() (error, string)) {
 	t.Helper()
-	app := App()
-	var out lockedBuffer
-	app.Writer, app.ErrWriter = &out, &out
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- app.RunContext(ctx, append([]string{"bagen-data", "guard", "--listen", "127.0.0.1:0"}, args...))
-	}()
-	stopped := false
-	stop := func() (error, string) {
-		if stopped {
-			return nil, out.String()
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			return err, out.String()
-		case <-time.After(30 * time.Second):
-			t.Fatal("guard did not stop")
-			return nil, ""
-		}
-	}
-	t.Cleanup(func() { stop() })
-	re := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+),`)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if m := re.FindStringSubmatch(out.String()); m != nil {
-			return m[1], stop
-		}
-		select {
-		case err := <-done:
-			stopped = true
-			t.Fatalf("guard exited: %v\n%s", err, out.String())
-		default:
-		}
-	}
-	t.Fatalf("guard did not start listening:\n%s", out.String())
-	return "", nil
+	argv := append([]string{"guard", "--listen", "127.0.0.1:0"}, args...)
+	return runServer(t, "guard", argv, regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+),`))
 }
 
 // scriptedEstimator is an OpenAI-compatible estimator on loopback that
