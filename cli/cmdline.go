@@ -371,8 +371,13 @@ func (inv *invocation) outputs(app *ucli.App) []output {
 	if c := inv.leaf(); c != nil && len(c.Subcommands) == 0 {
 		flags = append(flags, c.Flags...)
 	}
+	named := map[string]bool{}
 	for _, f := range flags {
 		name := f.Names()[0]
+		if named[name] { // --cpuprofile is both the app's flag and the command's
+			continue
+		}
+		named[name] = true
 		kind, ok := outputFlags[name]
 		if !ok || !takesValue(f) {
 			continue

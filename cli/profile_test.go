@@ -9,7 +9,8 @@ import (
 )
 
 // --cpuprofile works before the command name and among the command's
-// flags, and a command's help lists it.
+// flags, through the whole command line as main reads it, and a command's
+// help lists it.
 func TestCPUProfileEitherPlace(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "r.jsonl")
@@ -23,8 +24,8 @@ func TestCPUProfileEitherPlace(t *testing.T) {
 		path := filepath.Join(dir, "cpu"+string(rune('a'+i))+".prof")
 		args[slices.Index(args, "P")] = path
 		args = append(args, filepath.Join(dir, "out"+string(rune('a'+i))))
-		if _, err := run(t, args...); err != nil {
-			t.Fatalf("%q: %v", args, err)
+		if r := bagen(t, dir, args...); r.code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, r.code, r.stderr)
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
