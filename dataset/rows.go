@@ -26,17 +26,18 @@ func (w *rowWriter) write(ctx context.Context, path string, split int, entries [
 	// size estimates it before rendering.
 	weight := func(i int) int { return int(w.trajs[entries[i].Traj].n) }
 	if split == sftIdx {
-		return writeParquet(ctx, path, len(entries), w.cfg.Workers, func(i int) (SFTRow, int, error) {
-			return w.sft(entries[i])
+		return writeParquet(ctx, path, len(entries), w.cfg.Workers, func(i int, a *arena) (SFTRow, int, error) {
+			return w.sft(entries[i], a)
 		}, weight, progress)
 	}
-	return writeParquet(ctx, path, len(entries), w.cfg.Workers, func(i int) (RLRow, int, error) {
-		return w.rl(entries[i], split, i)
+	return writeParquet(ctx, path, len(entries), w.cfg.Workers, func(i int, a *arena) (RLRow, int, error) {
+		return w.rl(entries[i], split, i, a)
 	}, weight, progress)
 }
 
-// probe loads what rendering entry e needs.
-func (w *rowWriter) probe(e Entry) (*traj, probes.Probe, []probes.Chat, []TurnTokens, error) {
+// probe loads what rendering entry e needs; the texts it reads from the
+// spill live in a.
+func (w *rowWriter) probe(e Entry, a *arena) (*traj, probes.Probe, []probes.Chat, []TurnTokens, error) {
 	t := &w.trajs[e.Traj]
 	p := t.probes[e.Probe]
 	// The prompt shows the first p.After turns (the first user message
@@ -46,7 +47,7 @@ func (w *rowWriter) probe(e Entry) (*traj, probes.Probe, []probes.Chat, []TurnTo
 	if need > 0 {
 		size = t.ends[need-1]
 	}
-	rec, err := w.sp.read(t.off, size)
+	rec, err := w.sp.read(t.off, a.alloc(int(size)))
 	if err != nil {
 		return nil, p, nil, nil, err
 	}
@@ -62,8 +63,8 @@ func (w *rowWriter) probe(e Entry) (*traj, probes.Probe, []probes.Chat, []TurnTo
 	return t, p, prompt, turns, nil
 }
 
-func (w *rowWriter) sft(e Entry) (SFTRow, int, error) {
-	t, p, prompt, turns, err := w.probe(e)
+func (w *rowWriter) sft(e Entry, a *arena) (SFTRow, int, error) {
+	t, p, prompt, turns, err := w.probe(e, a)
 	if err != nil {
 		return SFTRow{}, 0, err
 	}
@@ -73,8 +74,8 @@ func (w *rowWriter) sft(e Entry) (SFTRow, int, error) {
 	return SFTRow{Messages: msgs, PerTurnTokens: turns, CustomID: customID(t.id, p.After), Budget: t.budget}, size + len(answer), nil
 }
 
-func (w *rowWriter) rl(e Entry, split, index int) (RLRow, int, error) {
-	t, p, prompt, turns, err := w.probe(e)
+func (w *rowWriter) rl(e Entry, split, index int, a *arena) (RLRow, int, error) {
+	t, p, prompt, turns, err := w.probe(e, a)
 	if err != nil {
 		return RLRow{}, 0, err
 	}

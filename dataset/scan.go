@@ -57,7 +57,7 @@ type job struct {
 type result struct {
 	seq   int64
 	t     traj
-	spill []byte
+	spill *[]byte // from records, returned once appended
 	err   error
 }
 
@@ -122,7 +122,10 @@ func collect(results <-chan result, cfg *Config, sp *spill, out *scanned, cancel
 		if first != nil {
 			continue
 		}
-		off, size, err := sp.add(r.spill)
+		off, size, err := sp.add(*r.spill)
+		if cap(*r.spill) <= maxPooledRecord {
+			records.Put(r.spill)
+		}
 		if err != nil {
 			first = &result{seq: -1, err: fmt.Errorf("spill: %w", err)}
 			cancel()
@@ -237,7 +240,9 @@ func process(j job, cfg *Config, sys int64) result {
 		return result{seq: j.seq, err: err}
 	}
 	ps, dropped := probes.Probes(acc, sys, budget, t.Success, cfg.Probes)
-	rec, ends := encodeTurnsEnds(t, acc)
+	rec := records.Get().(*[]byte)
+	var ends []int32
+	*rec, ends = appendTurns(*rec, t, acc)
 	return result{seq: j.seq, spill: rec, t: traj{
 		id: t.ID, seq: j.seq, pos: t.Pos, ends: ends, budget: budget, success: t.Success,
 		total: acc.Total(sys), turns: len(acc.Turns), group: groupKey(t, acc), probes: ps, dropped: dropped,

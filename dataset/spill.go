@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"sync"
 	"unsafe"
 
 	"bagen-data/probes"
@@ -41,8 +43,8 @@ func (s *spill) add(rec []byte) (off int64, n int32, err error) {
 
 func (s *spill) finish() error { return s.w.Flush() }
 
-func (s *spill) read(off int64, n int32) ([]byte, error) {
-	buf := make([]byte, n)
+// read fills buf with the spill's bytes at off.
+func (s *spill) read(off int64, buf []byte) ([]byte, error) {
 	_, err := s.f.ReadAt(buf, off)
 	return buf, err
 }
@@ -57,18 +59,19 @@ func (s *spill) close() error {
 // uvarint T, then per turn the raw user text, the assistant text, in_k and
 // out_k.
 func encodeTurns(t probes.Trajectory, a probes.Accounting) []byte {
-	b, _ := encodeTurnsEnds(t, a)
+	b, _ := appendTurns(nil, t, a)
 	return b
 }
 
-// encodeTurnsEnds is encodeTurns, and where each turn ends in the record:
-// a row showing k turns reads only the record's first ends[k-1] bytes.
-func encodeTurnsEnds(t probes.Trajectory, a probes.Accounting) ([]byte, []int32) {
+// appendTurns appends the record encodeTurns makes to b, and says where
+// each turn ends in the record: a row showing k turns reads only the
+// record's first ends[k-1] bytes.
+func appendTurns(b []byte, t probes.Trajectory, a probes.Accounting) ([]byte, []int32) {
 	size := 10
 	for _, p := range a.Pairs {
 		size += len(t.Messages[p[0]].Content) + len(t.Messages[p[1]].Content) + 40
 	}
-	b := make([]byte, 0, size)
+	b = slices.Grow(b[:0], size)
 	ends := make([]int32, len(a.Pairs))
 	b = binary.AppendUvarint(b, uint64(len(a.Pairs)))
 	for k, p := range a.Pairs {
@@ -80,6 +83,13 @@ func encodeTurnsEnds(t probes.Trajectory, a probes.Accounting) ([]byte, []int32)
 	}
 	return b, ends
 }
+
+// records are buffers for spill records between the workers that encode
+// them and the one that appends them to the spill.
+// A record larger than maxPooledRecord is left to the collector.
+var records = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledRecord = 4 << 20
 
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
@@ -143,7 +153,8 @@ func decodeTurnsN(b []byte, want int) (probes.Trajectory, probes.Accounting, err
 
 // readString returns the string at the start of b without copying it: the
 // string shares b's memory, so b must never be modified afterwards (a
-// spill record is read into a fresh buffer and only decoded). A row then
+// spill record is read into memory of its chunk's arena, released only
+// once the chunk's rows are written, and only decoded). A row then
 // holds its trajectory's text once, not once in the record and again in
 // its strings.
 func readString(b []byte) (string, []byte, bool) {

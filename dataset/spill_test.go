@@ -20,7 +20,7 @@ func TestDecodeTurnsPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, ends := encodeTurnsEnds(traj, acc)
+	rec, ends := appendTurns(nil, traj, acc)
 	if diff := cmp.Diff([]int32{24, 31, 46}, ends); diff != "" {
 		t.Errorf("ends (-want +got):\n%s", diff)
 	}

@@ -66,11 +66,14 @@ func writerOptions() []parquet.WriterOption {
 	return opts
 }
 
+// render renders row i, taking the memory its strings share from the
+// chunk's arena, and returns the row and its approximate size in bytes.
+type render[T any] func(i int, a *arena) (T, int, error)
+
 // writeParquet renders n rows with render (in parallel, in chunks) and
-// writes them in order to path, atomically. render returns the row and its
-// approximate size in bytes; weight, when not nil, estimates row i's size
-// before it is rendered, to cut chunks by bytes.
-func writeParquet[T any](ctx context.Context, path string, n, workers int, render func(i int) (T, int, error), weight func(i int) int, progress func(done int64)) error {
+// writes them in order to path, atomically. weight, when not nil,
+// estimates row i's size before it is rendered, to cut chunks by bytes.
+func writeParquet[T any](ctx context.Context, path string, n, workers int, render render[T], weight func(i int) int, progress func(done int64)) error {
 	return atomicfile.Write(path, func(f io.Writer) error {
 		bw := bufio.NewWriterSize(f, 1<<20)
 		w := parquet.NewGenericWriter[T](bw, writerOptions()...)
@@ -85,9 +88,11 @@ func writeParquet[T any](ctx context.Context, path string, n, workers int, rende
 }
 
 // chunk is a run of consecutive rows rendered by one worker; done carries
-// the render error, or nil once rows is filled.
+// the render error, or nil once rows is filled. The rows' texts live in
+// the chunk's arena until the writer has copied them.
 type chunk[T any] struct {
 	rows   []T
+	arena  arena
 	bytes  int
 	weight int64 // what the chunk holds of the in-flight budget
 	done   chan error
@@ -95,7 +100,7 @@ type chunk[T any] struct {
 
 // writeRows renders rows on workers goroutines in chunks and writes them
 // to w in order.
-func writeRows[T any](ctx context.Context, w *parquet.GenericWriter[T], n, workers int, render func(i int) (T, int, error), weight func(i int) int, progress func(done int64)) error {
+func writeRows[T any](ctx context.Context, w *parquet.GenericWriter[T], n, workers int, render render[T], weight func(i int) int, progress func(done int64)) error {
 	g, ctx := errgroup.WithContext(ctx)
 	queue := make(chan *chunk[T], 2*workers)
 	work := make(chan func(), 2*workers)
@@ -117,7 +122,7 @@ func writeRows[T any](ctx context.Context, w *parquet.GenericWriter[T], n, worke
 
 // produceChunks queues the chunks in order and hands their rendering to the
 // workers.
-func produceChunks[T any](ctx context.Context, n int, render func(i int) (T, int, error), weight func(i int) int, budget *semaphore.Weighted, limit int64, queue chan<- *chunk[T], work chan<- func()) error {
+func produceChunks[T any](ctx context.Context, n int, render render[T], weight func(i int) int, budget *semaphore.Weighted, limit int64, queue chan<- *chunk[T], work chan<- func()) error {
 	defer close(queue)
 	defer close(work)
 	for start, end := 0, 0; start < n; start = end {
@@ -129,7 +134,7 @@ func produceChunks[T any](ctx context.Context, n int, render func(i int) (T, int
 		}
 		fn := func() {
 			for i := start; i < end; i++ {
-				row, size, err := render(i)
+				row, size, err := render(i, &c.arena)
 				if err != nil {
 					c.done <- err
 					return
@@ -179,6 +184,7 @@ func consumeChunks[T any](w *parquet.GenericWriter[T], queue <-chan *chunk[T], b
 		}
 		written += len(c.rows)
 		c.rows = nil // the writer holds its own copy of the values
+		c.arena.release()
 		budget.Release(c.weight)
 		if buffered += c.bytes; buffered >= rowGroupBytes {
 			if err := w.Flush(); err != nil {

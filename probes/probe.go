@@ -2,6 +2,7 @@ package probes
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -125,13 +126,25 @@ func UsageText(turns []TurnTokens, p int) string {
 	if p == 0 {
 		return noTurns
 	}
+	// usageFormat, written with strconv: fmt cost a build more than the
+	// rest of the probe text.
 	var b strings.Builder
+	b.Grow(p * 64)
+	var num [20]byte
 	for k := 0; k < p; k++ {
 		if k > 0 {
 			b.WriteString("; ")
 		}
 		t := turns[k]
-		fmt.Fprintf(&b, usageFormat, k+1, t.In, t.Out, t.In+t.Out)
+		b.WriteString("Turn ")
+		b.Write(strconv.AppendInt(num[:0], int64(k+1), 10))
+		b.WriteString(": input ")
+		b.Write(strconv.AppendInt(num[:0], t.In, 10))
+		b.WriteString(" tokens, output ")
+		b.Write(strconv.AppendInt(num[:0], t.Out, 10))
+		b.WriteString(" tokens, total ")
+		b.Write(strconv.AppendInt(num[:0], t.In+t.Out, 10))
+		b.WriteString(" tokens")
 	}
 	return b.String()
 }

@@ -2,6 +2,7 @@ package probes
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -265,6 +266,16 @@ func TestUsageText(t *testing.T) {
 	want := "Turn 1: input 5 tokens, output 3 tokens, total 8 tokens; Turn 2: input 4 tokens, output 2 tokens, total 6 tokens"
 	if got := UsageText(threeTurns.Turns, 2); got != want {
 		t.Errorf("p=2: got %q, want %q", got, want)
+	}
+	// Written without fmt, each turn is still usageFormat's, which
+	// ParseProbe reads back; counts up to MaxTokens.
+	turns := []TurnTokens{{0, 0}, {MaxTokens / 2, MaxTokens / 2}, {1234567, 89}}
+	var parts []string
+	for k, tt := range turns {
+		parts = append(parts, fmt.Sprintf(usageFormat, k+1, tt.In, tt.Out, tt.In+tt.Out))
+	}
+	if got, want := UsageText(turns, 3), strings.Join(parts, "; "); got != want {
+		t.Errorf("large counts: got %q, want %q", got, want)
 	}
 }
 
