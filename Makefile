@@ -34,6 +34,7 @@ test: tokenizer duckdb chromium
 	@$(MAKE) --no-print-directory ollama || echo "make test: Ollama could not be built here; the tests that need a real Ollama will skip"
 	@$(MAKE) --no-print-directory agents || echo "make test: the agent CLIs could not be installed here; the tests that run them will skip"
 	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/bagen-data
 	$(GO) test -race -count=1 -timeout 45m ./...
 
 ## tokenizer: fetch Qwen's tokenizer.json into $(CACHE)

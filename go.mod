@@ -3,6 +3,7 @@ module bagen-data
 go 1.26.8
 
 require (
+	github.com/DataDog/zstd v1.5.7
 	github.com/buger/jsonparser v1.1.1
 	github.com/google/go-cmp v0.7.0
 	github.com/klauspost/compress v1.20.3

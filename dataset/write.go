@@ -46,7 +46,7 @@ var contentColumns = [][]string{
 	{"prompt", "list", "element", "content"},
 }
 
-// writerOptions are shared by every parquet file: zstd, and a fixed
+// writerOptions are shared by every parquet file: zstd (pageCodec), and a fixed
 // created_by so the bytes do not depend on the library's version string.
 // The message texts get no page statistics and no page bounds: the writer
 // would keep a full copy of each page's smallest and largest text for the
@@ -56,7 +56,7 @@ var contentColumns = [][]string{
 // the file and hundreds of MB on the heap. Nobody filters on prose.
 func writerOptions() []parquet.WriterOption {
 	opts := []parquet.WriterOption{
-		parquet.Compression(&parquet.Zstd),
+		parquet.Compression(pageCodec),
 		parquet.CreatedBy("bagen-data", "1", ""),
 		parquet.PageBufferSize(1 << 20),
 	}
