@@ -58,8 +58,24 @@ bench: build tokenizer
 	$(GO) test -run XXX -bench ConvertSessions -cpu 1 -benchtime 5x ./rollout/
 	$(MAKE) --no-print-directory bench-tokenizer
 	$(GO) test -run XXX -bench . ./reward/
+	$(MAKE) --no-print-directory bench-build
 	$(GO) run ./tools/buildbench -bin $(BIN) -n $(BENCH_N)
 	$(MAKE) bench-reward
+
+## bench-build: the build against the build at BASE_COMMIT on the same
+## 20,000 trajectories, alternating the two binaries (best of three rounds
+## each) and checking their files are identical or saying they differ
+BASE_COMMIT ?= 1435e34
+BASE_BIN    := $(CACHE)/bin/bagen-data-$(BASE_COMMIT)
+.PHONY: bench-build
+bench-build: build tokenizer $(BASE_BIN)
+	$(GO) run ./tools/buildbench -base $(BASE_BIN) -bin $(BIN) -n 20000 -dir $(CACHE)/buildbench-20000
+
+$(BASE_BIN):
+	@mkdir -p $(CACHE)/bin
+	@tmp=$$(mktemp -d) && git archive $(BASE_COMMIT) | tar -x -C $$tmp && \
+	  (cd $$tmp && $(GO) build -o $@.tmp ./cmd/bagen-data) && mv $@.tmp $@ && rm -rf $$tmp && \
+	  echo "bench-build: built $(BASE_COMMIT) as $@"
 
 clean:
 	rm -rf bin out
