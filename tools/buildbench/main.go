@@ -4,7 +4,10 @@
 // -base it alternates two binaries on the same input for -rounds rounds,
 // reports each side's best and checks that their output files are
 // identical, or when their bytes differ (other compression settings), that
-// they hold the same rows.
+// they hold the same rows. Then, unless -duckdb=false, it times DuckDB
+// (its Node.js client from the cache) re-encoding the same rows from JSON
+// lines to zstd parquet on 2 threads: the cost of merely writing the
+// output, as a peer.
 //
 //	go run ./tools/buildbench -bin bin/bagen-data -n 100000
 //	go run ./tools/buildbench -base /tmp/bagen-base -bin bin/bagen-data -n 20000 -dir /tmp/bb
@@ -12,6 +15,7 @@ package main
 
 import (
 	"bufio"
+	_ "embed"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -26,6 +30,7 @@ import (
 	"time"
 
 	"bagen-data/dataset"
+	"bagen-data/internal/cache"
 )
 
 func main() {
@@ -35,6 +40,7 @@ func main() {
 	n := flag.Int("n", 100000, "trajectories")
 	dir := flag.String("dir", "", "work directory (default: a temporary one, removed after); its rollouts.jsonl is reused when it was written for the same -n")
 	tokenizer := flag.String("tokenizer", "", "--tokenizer for the build (default: the cached Qwen tokenizer)")
+	peer := flag.Bool("duckdb", true, "also time DuckDB re-encoding the build's rows from JSON lines to zstd parquet on 2 threads (when its Node.js client is in the cache)")
 	flag.Parse()
 	if *rounds <= 0 {
 		*rounds = 1
@@ -42,7 +48,7 @@ func main() {
 			*rounds = 3
 		}
 	}
-	if err := run(*bin, *base, *rounds, *n, *dir, *tokenizer); err != nil {
+	if err := run(*bin, *base, *rounds, *n, *dir, *tokenizer, *peer); err != nil {
 		fmt.Fprintln(os.Stderr, "buildbench:", err)
 		os.Exit(1)
 	}
@@ -56,7 +62,7 @@ type measured struct {
 	m         *dataset.Manifest
 }
 
-func run(bin, base string, rounds, n int, dir, tok string) error {
+func run(bin, base string, rounds, n int, dir, tok string, peer bool) error {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "buildbench-")
 		if err != nil {
@@ -131,6 +137,62 @@ func run(bin, base string, rounds, n int, dir, tok string) error {
 			filepath.Base(bin), filepath.Base(base), rounds, best[0].wall.Seconds()/best[1].wall.Seconds(),
 			best[0].cpu.Seconds()/best[1].cpu.Seconds(), same, rows)
 	}
+	if peer {
+		return duckdb(filepath.Join(dir, fmt.Sprintf("out-%d", len(bins)-1)), dir, rounds, best[len(bins)-1].wall)
+	}
+	return nil
+}
+
+//go:embed duckdb.mjs
+var duckdbScript []byte
+
+// duckdb times DuckDB re-encoding the rows of the build in out from JSON
+// lines to zstd parquet (best of rounds) and prints it beside the build's
+// wall time.
+func duckdb(out, dir string, rounds int, build time.Duration) error {
+	modules, err := cache.Path("node", "node_modules")
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(modules, "@duckdb", "node-api")); err != nil {
+		fmt.Println("DuckDB's Node.js client is not in the cache (make duckdb): the DuckDB comparison is skipped")
+		return nil
+	}
+	script := filepath.Join(dir, "duckdb.mjs")
+	if err := os.WriteFile(script, duckdbScript, 0o644); err != nil {
+		return err
+	}
+	work := filepath.Join(dir, "duckdb")
+	if err := os.RemoveAll(work); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	var best struct {
+		Seconds float64 `json:"seconds"`
+		Rows    int     `json:"rows"`
+		Bytes   int64   `json:"bytes"`
+	}
+	for r := range rounds {
+		cmd := exec.Command("node", script, modules, out, work, "2")
+		cmd.Stderr = os.Stderr
+		b, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("node %s: %w", script, err)
+		}
+		var got = best
+		if err := json.Unmarshal(b, &got); err != nil {
+			return fmt.Errorf("node %s: %q: %w", script, b, err)
+		}
+		fmt.Fprintf(os.Stderr, "round %d DuckDB: %.1f s\n", r+1, got.Seconds)
+		if r == 0 || got.Seconds < best.Seconds {
+			best = got
+		}
+	}
+	fmt.Printf("\nDuckDB re-encoding the same %d rows from JSON lines to zstd parquet on 2 threads (best of %d): %.1f s, %.0f MB; the build took %.2f× its time\n",
+		best.Rows, rounds, best.Seconds, float64(best.Bytes)/1e6, build.Seconds()/best.Seconds)
 	return nil
 }
 
