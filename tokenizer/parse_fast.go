@@ -1,0 +1,177 @@
+package tokenizer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/buger/jsonparser"
+)
+
+// readModelFast reads the model of an ordinary tokenizer.json — valid UTF-8
+// and JSON, exact lower-case keys, each once, integer ids — without
+// encoding/json's reflection over the vocabulary and merges (about 150k
+// entries each): loading Qwen's file took 270 ms, most of it there. It
+// reports false, and readModel decides, on anything else, including any
+// file readModel would reject; on the files it reads, the model is
+// readModel's (TestReadModelFastMatches, FuzzReadModelFast).
+func readModelFast(data []byte, source string) (*model, bool) {
+	valid := make(chan bool, 1)
+	go func() { valid <- utf8.Valid(data) && json.Valid(data) }()
+	m, ok := readFast(data, source)
+	return m, <-valid && ok
+}
+
+func readFast(data []byte, source string) (*model, bool) {
+	top, ok := fields(data, "added_tokens", "normalizer", "pre_tokenizer", "model")
+	if !ok {
+		return nil, false
+	}
+	mod, ok := fields(top["model"], "type", "vocab", "merges", "dropout", "continuing_subword_prefix", "end_of_word_suffix", "ignore_merges")
+	if !ok {
+		return nil, false
+	}
+	// The small parts go through encoding/json, into readModel's types.
+	var f fileJSON
+	small := []byte("{")
+	for k, v := range mod {
+		if k != "vocab" && k != "merges" {
+			small = append(append(append(small, strconv.Quote(k)+":"...), v...), ',')
+		}
+	}
+	small = append(bytes.TrimSuffix(small, []byte(",")), '}')
+	if json.Unmarshal(small, &f.Model) != nil {
+		return nil, false
+	}
+	if v, ok := top["added_tokens"]; ok && json.Unmarshal(v, &f.AddedTokens) != nil {
+		return nil, false
+	}
+	f.Normalizer, f.PreTokenizer = top["normalizer"], top["pre_tokenizer"]
+	if f.Model.Vocab, ok = vocabFast(mod["vocab"]); !ok {
+		return nil, false
+	}
+	m := &model{source: source, vocabField: "model.vocab", mergesField: "model.merges", ignoreMerges: f.Model.IgnoreMerges, vocab: f.Model.Vocab}
+	var err error
+	if checkModel(source, &f.Model) != nil || checkPreTokenizer(source, f.PreTokenizer) != nil || checkIDs(source, f.Model.Vocab) != nil {
+		return nil, false
+	}
+	if m.nfc, err = parseNormalizer(source, "normalizer", f.Normalizer); err != nil {
+		return nil, false
+	}
+	if m.merges, ok = mergesFast(source, mod["merges"]); !ok {
+		return nil, false
+	}
+	if m.added, err = addedTokens(source, f.AddedTokens); err != nil {
+		return nil, false
+	}
+	return m, true
+}
+
+// fields returns the values of an object's keys among names (strings with
+// their quotes). It fails on a key given twice, or one equal to a name but
+// for case (encoding/json would match it). jsonparser hands keys over
+// unescaped.
+func fields(obj []byte, names ...string) (map[string][]byte, bool) {
+	out := map[string][]byte{}
+	ok := true
+	err := jsonparser.ObjectEach(obj, func(key, value []byte, vt jsonparser.ValueType, end int) error {
+		k := string(key)
+		for _, n := range names {
+			if strings.EqualFold(k, n) {
+				if _, seen := out[n]; seen || k != n {
+					ok = false
+				}
+				if vt == jsonparser.String {
+					value = obj[end-len(value)-2 : end]
+				}
+				out[n] = value
+			}
+		}
+		return nil
+	})
+	return out, ok && err == nil
+}
+
+// errStop ends a jsonparser walk early.
+var errStop = errors.New("stop")
+
+// str is a JSON string's value from jsonparser's raw bytes (quotes off,
+// escapes in).
+func str(raw []byte) (string, bool) {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw), true
+	}
+	var s string
+	err := json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &s)
+	return s, err == nil
+}
+
+// vocabFast reads model.vocab, an object of token → integer id.
+func vocabFast(raw []byte) (map[string]int32, bool) {
+	if raw == nil || string(raw) == "null" {
+		return nil, true
+	}
+	v := make(map[string]int32, 1<<17)
+	ok := true
+	err := jsonparser.ObjectEach(raw, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
+		id, err := strconv.ParseInt(string(value), 10, 32)
+		if vt != jsonparser.Number || err != nil {
+			ok = false
+			return errStop
+		}
+		v[string(key)] = int32(id)
+		return nil
+	})
+	return v, ok && err == nil
+}
+
+// mergesFast reads model.merges: ["a", "b"] pairs or "a b" strings, all of
+// one kind.
+func mergesFast(source string, raw []byte) ([][2]string, bool) {
+	if raw == nil || string(raw) == "null" {
+		return nil, true
+	}
+	var pairs [][2]string
+	var strs []string
+	ok := true
+	_, err := jsonparser.ArrayEach(raw, func(value []byte, vt jsonparser.ValueType, _ int, err error) {
+		switch {
+		case !ok || err != nil:
+			ok = false
+		case vt == jsonparser.Array && strs == nil:
+			var p [2]string
+			n := 0
+			_, err := jsonparser.ArrayEach(value, func(v []byte, vt jsonparser.ValueType, _ int, err error) {
+				s, good := str(v)
+				if n < 2 && good && err == nil && vt == jsonparser.String {
+					p[n] = s
+				} else {
+					ok = false
+				}
+				n++
+			})
+			ok = ok && err == nil && n == 2
+			pairs = append(pairs, p)
+		case vt == jsonparser.String && pairs == nil:
+			s, good := str(value)
+			ok = ok && good
+			strs = append(strs, s)
+		default:
+			ok = false
+		}
+	})
+	if !ok || err != nil {
+		return nil, false
+	}
+	if strs != nil {
+		out, err := splitMerges(source, "model.merges", strs)
+		return out, err == nil
+	}
+	if pairs == nil {
+		pairs = [][2]string{}
+	}
+	return pairs, true
+}
