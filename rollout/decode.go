@@ -66,8 +66,15 @@ func Decode(rec Record) (Trajectory, error) {
 }
 
 func decodeRollout(rec Record) (Trajectory, error) {
+	return decodeRolloutWith(rec, decodeWire)
+}
+
+// decodeRolloutWith is decodeRollout reading the record's JSON with wire,
+// which must fill w as json.Unmarshal does (tests pass json.Unmarshal
+// itself to compare with decodeWire).
+func decodeRolloutWith(rec Record, wire func(data []byte, w *wireRollout) error) (Trajectory, error) {
 	var w wireRollout
-	if err := json.Unmarshal(rec.Data, &w); err != nil {
+	if err := wire(rec.Data, &w); err != nil {
 		return Trajectory{}, rec.Errorf(locate(rec.Data, err), "%w", JSONCause(err))
 	}
 	t := Trajectory{Pos: rec.Pos}
