@@ -58,7 +58,7 @@ func decodeWireFast(data []byte, w *wireRollout) bool {
 			bit = 32
 			w.Budget, ok = s.raw()
 		default:
-			return s.unknown(key, rolloutFields)
+			return s.unknown(key, wireKeys)
 		}
 		if seen&bit != 0 {
 			return false
@@ -74,10 +74,10 @@ func decodeWireFast(data []byte, w *wireRollout) bool {
 }
 
 var (
-	rolloutFields = []string{"custom_id", "messages", "metadata", "per_turn_api_tokens", "api_inputs", "budget"}
-	messageFields = []string{"role", "content", "tokens", "tool_calls"}
-	apiFields     = []string{"input", "output", "reasoning", "cached", "retried"}
-	retriedFields = []string{"calls", "output"}
+	wireKeys        = []string{"custom_id", "messages", "metadata", "per_turn_api_tokens", "api_inputs", "budget"}
+	wireMessageKeys = []string{"role", "content", "tokens", "tool_calls"}
+	wireAPIKeys     = []string{"input", "output", "reasoning", "cached", "retried"}
+	wireRetriedKeys = []string{"calls", "output"}
 )
 
 // maxFastDepth bounds the nesting decodeWireFast follows (encoding/json's
@@ -281,7 +281,7 @@ func (s *fastScanner) messages() ([]wireMessage, bool) {
 				bit = 8
 				m.ToolCalls, ok = s.raw()
 			default:
-				return s.unknown(key, messageFields)
+				return s.unknown(key, wireMessageKeys)
 			}
 			if seen&bit != 0 {
 				return false
@@ -322,7 +322,7 @@ func (s *fastScanner) apiTokens() ([]wireAPI, bool) {
 				bit = 16
 				ok = s.retried(a)
 			default:
-				return s.unknown(key, apiFields)
+				return s.unknown(key, wireAPIKeys)
 			}
 			if seen&bit != 0 {
 				return false
@@ -356,7 +356,7 @@ func (s *fastScanner) retried(a *wireAPI) bool {
 			bit = 2
 			r.Output, ok = s.raw()
 		default:
-			return s.unknown(key, retriedFields)
+			return s.unknown(key, wireRetriedKeys)
 		}
 		if seen&bit != 0 {
 			return false

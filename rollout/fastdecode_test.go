@@ -327,3 +327,17 @@ func BenchmarkDecodeRollout(b *testing.B) {
 		})
 	}
 }
+
+func TestMessageField(t *testing.T) {
+	for _, i := range []int{0, 1, 9, 10, 255, 256, 1000} {
+		want := messageFields{
+			role:      fmt.Sprintf("messages[%d].role", i),
+			content:   fmt.Sprintf("messages[%d].content", i),
+			tokens:    fmt.Sprintf("messages[%d].tokens", i),
+			toolCalls: fmt.Sprintf("messages[%d].tool_calls", i),
+		}
+		if got := messageField(i); got != want {
+			t.Errorf("messageField(%d) = %+v, want %+v", i, got, want)
+		}
+	}
+}
