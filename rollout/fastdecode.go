@@ -248,9 +248,22 @@ func (s *fastScanner) stringPtr() (*string, bool) {
 	if _, ok := s.str(); !ok {
 		return nil, false
 	}
-	v, ok := unquoteFast(s.b[start:s.i])
-	if !ok {
-		return nil, false
+	lit := s.b[start:s.i]
+	var v string
+	switch string(lit) { // the roles, without copying them each time
+	case `"user"`:
+		v = "user"
+	case `"assistant"`:
+		v = "assistant"
+	case `"tool"`:
+		v = "tool"
+	case `"system"`:
+		v = "system"
+	default:
+		var ok bool
+		if v, ok = unquoteFast(lit); !ok {
+			return nil, false
+		}
 	}
 	return &v, true
 }
@@ -478,6 +491,14 @@ const (
 	highs = 0x8080808080808080
 )
 
+// special8 is 0 when none of the eight bytes in x is a quote, a backslash
+// or a control character (a byte less than 0x20), else not 0.
+func special8(x uint64) uint64 {
+	q := x ^ ('"' * ones)
+	bs := x ^ ('\\' * ones)
+	return ((q-ones)&^q | (bs-ones)&^bs | (x-0x20*ones)&^x) & highs
+}
+
 // str reads a string literal at i, checking what encoding/json's scanner
 // checks: no control characters and only JSON's escapes. Other bytes are
 // not checked (the scanner accepts invalid UTF-8 inside strings). esc
@@ -492,13 +513,9 @@ func (s *fastScanner) str() (esc, ok bool) {
 	for {
 		// Eight bytes at a time while none is a quote, a backslash or a
 		// control character.
-		for len(b)-i >= 8 {
-			x := binary.LittleEndian.Uint64(b[i:])
-			q := x ^ ('"' * ones)
-			bs := x ^ ('\\' * ones)
-			if ((q-ones)&^q|(bs-ones)&^bs|(x-0x20*ones)&^x)&highs != 0 {
-				break
-			}
+		// Eight bytes at a time while none is a quote, a backslash or a
+		// control character.
+		for len(b)-i >= 8 && special8(binary.LittleEndian.Uint64(b[i:])) == 0 {
 			i += 8
 		}
 		if i >= len(b) {

@@ -307,9 +307,27 @@ func benchRecords(b *testing.B) ([][]byte, int64) {
 }
 
 // BenchmarkDecodeRollout decodes every fixture record, through the fast
-// path and through json.Unmarshal.
+// path and through json.Unmarshal: the whole of decodeRollout, and
+// (wire-) only the reading of the JSON into wireRollout.
 func BenchmarkDecodeRollout(b *testing.B) {
 	recs, n := benchRecords(b)
+	for _, bc := range []struct {
+		name string
+		wire func([]byte, *wireRollout) error
+	}{{"wire-fast", decodeWire}, {"wire-unmarshal", unmarshalWire}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, r := range recs {
+					var w wireRollout
+					if err := bc.wire(r, &w); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
 	for _, bc := range []struct {
 		name string
 		wire func([]byte, *wireRollout) error
