@@ -359,3 +359,30 @@ func TestMessageField(t *testing.T) {
 		}
 	}
 }
+
+// TestWireKeys: the names the fast path reads are the wire structs' JSON
+// names, so that a field added to a struct is not silently left empty.
+func TestWireKeys(t *testing.T) {
+	tags := func(typ reflect.Type) []string {
+		var names []string
+		for f := range typ.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			names = append(names, name)
+		}
+		return names
+	}
+	retried, _ := reflect.TypeFor[wireAPI]().FieldByName("Retried")
+	for _, tt := range []struct {
+		typ  reflect.Type
+		keys []string
+	}{
+		{reflect.TypeFor[wireRollout](), wireKeys},
+		{reflect.TypeFor[wireMessage](), wireMessageKeys},
+		{reflect.TypeFor[wireAPI](), wireAPIKeys},
+		{retried.Type.Elem(), wireRetriedKeys},
+	} {
+		if got := tags(tt.typ); !reflect.DeepEqual(got, tt.keys) {
+			t.Errorf("%v: fields %q, the fast path reads %q", tt.typ, got, tt.keys)
+		}
+	}
+}
