@@ -286,6 +286,25 @@ func FuzzDecodeRolloutFast(f *testing.F) {
 		f.Add(bytes.Replace(r, []byte(`"role"`), []byte(`"Role"`), 1))
 		f.Add(bytes.Replace(r, []byte(`"messages"`), []byte(`"x":null,"messages"`), 1))
 	}
+	// Logs of other formats: their records are mostly fields a rollout
+	// does not have (mini-swe-agent's also has messages).
+	err := filepath.WalkDir("testdata", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") && !strings.HasSuffix(path, ".jsonl") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil || len(data) > 64<<10 {
+			return err
+		}
+		if strings.HasSuffix(path, ".jsonl") {
+			data, _, _ = bytes.Cut(data, []byte("\n"))
+		}
+		f.Add(data)
+		return nil
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkFast(t, data)
 	})
