@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 type wireMessage struct {
@@ -66,8 +68,15 @@ func Decode(rec Record) (Trajectory, error) {
 }
 
 func decodeRollout(rec Record) (Trajectory, error) {
+	return decodeRolloutWith(rec, decodeWire)
+}
+
+// decodeRolloutWith is decodeRollout reading the record's JSON with wire,
+// which must fill w as json.Unmarshal does (tests pass json.Unmarshal
+// itself to compare with decodeWire).
+func decodeRolloutWith(rec Record, wire func(data []byte, w *wireRollout) error) (Trajectory, error) {
 	var w wireRollout
-	if err := json.Unmarshal(rec.Data, &w); err != nil {
+	if err := wire(rec.Data, &w); err != nil {
 		return Trajectory{}, rec.Errorf(locate(rec.Data, err), "%w", JSONCause(err))
 	}
 	t := Trajectory{Pos: rec.Pos}
@@ -199,31 +208,31 @@ func chatMessages(rec Record, ws []wireMessage) ([]Message, error) {
 	out := make([]Message, 0, len(ws))
 	prevTool := false
 	for i, m := range ws {
-		field := fmt.Sprintf("messages[%d]", i)
+		field := messageField(i)
 		if m.Role == nil {
-			return nil, rec.Errorf(field+".role", "missing")
+			return nil, rec.Errorf(field.role, "missing")
 		}
 		role := *m.Role
 		switch {
 		case role == "system" && i == 0:
 		case role == "user", role == "assistant", role == "tool":
 		default:
-			return nil, rec.Errorf(field+".role", "want \"user\", \"assistant\" or \"tool\", got %q", role)
+			return nil, rec.Errorf(field.role, "want \"user\", \"assistant\" or \"tool\", got %q", role)
 		}
-		content, ok, err := text(rec, field+".content", m.Content)
+		content, ok, err := text(rec, field.content, m.Content)
 		if err != nil {
 			return nil, err
 		}
 		calls := ""
 		if role == "assistant" {
-			if calls, err = renderToolCalls(rec, field+".tool_calls", m.ToolCalls); err != nil {
+			if calls, err = renderToolCalls(rec, field.toolCalls, m.ToolCalls); err != nil {
 				return nil, err
 			}
 		}
 		if !ok && calls == "" {
-			return nil, rec.Errorf(field+".content", "missing")
+			return nil, rec.Errorf(field.content, "missing")
 		}
-		tokens, err := whole(rec, field+".tokens", m.Tokens)
+		tokens, err := whole(rec, field.tokens, m.Tokens)
 		if err != nil {
 			return nil, err
 		}
@@ -243,6 +252,31 @@ func chatMessages(rec Record, ws []wireMessage) ([]Message, error) {
 		prevTool = isTool
 	}
 	return out, nil
+}
+
+// messageFields are the names errors give the fields of messages[i].
+type messageFields struct{ role, content, tokens, toolCalls string }
+
+// messageFieldNames are the first messages' field names, made once rather
+// than for every message of every record.
+var messageFieldNames = sync.OnceValue(func() []messageFields {
+	names := make([]messageFields, 256)
+	for i := range names {
+		names[i] = makeMessageFields(i)
+	}
+	return names
+})
+
+func messageField(i int) messageFields {
+	if names := messageFieldNames(); i < len(names) {
+		return names[i]
+	}
+	return makeMessageFields(i)
+}
+
+func makeMessageFields(i int) messageFields {
+	f := "messages[" + strconv.Itoa(i) + "]."
+	return messageFields{role: f + "role", content: f + "content", tokens: f + "tokens", toolCalls: f + "tool_calls"}
 }
 
 // mergeUser joins two parts of one user side.

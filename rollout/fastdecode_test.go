@@ -1,0 +1,407 @@
+package rollout
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// fixtureFiles are the repository's canonical rollout logs: the embedded
+// fixtures (package fixtures, which imports this one, so they are read
+// from disk here), the test logs of the packages that read rollouts, and
+// an OpenHands output log, whose records are all fields a rollout does not
+// have.
+var fixtureFiles = []string{
+	"../fixtures/rollouts/*/*.jsonl.zst",
+	"../fixtures/testdata/*.golden.jsonl",
+	"../probes/testdata/replay/*.jsonl",
+	"../probes/testdata/bagen-v1/env/*.jsonl",
+	"../dataset/testdata/bagen-v1/rollouts.jsonl",
+	"testdata/openhands/eval/output.jsonl",
+}
+
+// fixtureRecords is every non-blank line of fixtureFiles, by file.
+func fixtureRecords(tb testing.TB) map[string][][]byte {
+	tb.Helper()
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer dec.Close()
+	recs := map[string][][]byte{}
+	for _, pat := range fixtureFiles {
+		names, err := filepath.Glob(pat)
+		if err != nil || len(names) == 0 {
+			tb.Fatalf("no fixture files match %s (%v)", pat, err)
+		}
+		for _, name := range names {
+			data, err := os.ReadFile(name)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if strings.HasSuffix(name, ".zst") {
+				if data, err = dec.DecodeAll(data, nil); err != nil {
+					tb.Fatalf("%s: %v", name, err)
+				}
+			}
+			for _, line := range bytes.Split(data, []byte("\n")) {
+				if len(bytes.TrimSpace(line)) > 0 {
+					recs[name] = append(recs[name], line)
+				}
+			}
+		}
+	}
+	return recs
+}
+
+func unmarshalWire(data []byte, w *wireRollout) error { return json.Unmarshal(data, w) }
+
+// checkFast compares decodeWireFast with json.Unmarshal on data: the fast
+// path may decline, but what it accepts json.Unmarshal accepts, with a
+// deep-equal result; and the Trajectory (or error) decodeRollout makes is
+// the same either way. It reports whether the fast path was taken.
+func checkFast(t testing.TB, data []byte) bool {
+	t.Helper()
+	var got, want wireRollout
+	fast := decodeWireFast(data, &got)
+	err := json.Unmarshal(data, &want)
+	if fast {
+		if err != nil {
+			t.Fatalf("the fast path accepts what json.Unmarshal rejects (%v):\n%q", err, data)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("the fast path gives\n%s\njson.Unmarshal\n%s\nfor %q", dumpWire(got), dumpWire(want), data)
+		}
+	}
+	rec := Record{Pos: Position{File: "r.jsonl", Line: 7, Index: -1}, Data: data}
+	tf, ef := decodeRollout(rec)
+	tu, eu := decodeRolloutWith(rec, unmarshalWire)
+	if fmt.Sprint(ef) != fmt.Sprint(eu) {
+		t.Fatalf("decodeRollout errors %v; through json.Unmarshal %v\nfor %q", ef, eu, data)
+	}
+	if !reflect.DeepEqual(tf, tu) {
+		t.Fatalf("decodeRollout gives\n%+v\nthrough json.Unmarshal\n%+v\nfor %q", tf, tu, data)
+	}
+	return fast
+}
+
+// dumpWire shows a wireRollout with its pointers followed and nil told
+// apart from empty.
+func dumpWire(w wireRollout) string {
+	var b strings.Builder
+	str := func(p *string) string {
+		if p == nil {
+			return "nil"
+		}
+		return fmt.Sprintf("%q", *p)
+	}
+	raw := func(r json.RawMessage) string {
+		if r == nil {
+			return "nil"
+		}
+		return fmt.Sprintf("%q", r)
+	}
+	fmt.Fprintf(&b, "custom_id=%s api_inputs=%s budget=%s\n", str(w.CustomID), str(w.APIInputs), raw(w.Budget))
+	fmt.Fprintf(&b, "messages (nil %v):\n", w.Messages == nil)
+	for _, m := range w.Messages {
+		fmt.Fprintf(&b, "  role=%s content=%s tokens=%s tool_calls=%s\n", str(m.Role), raw(m.Content), raw(m.Tokens), raw(m.ToolCalls))
+	}
+	fmt.Fprintf(&b, "metadata (nil %v):\n", w.Metadata == nil)
+	for k, v := range w.Metadata {
+		fmt.Fprintf(&b, "  %q=%s\n", k, raw(v))
+	}
+	fmt.Fprintf(&b, "per_turn_api_tokens (nil %v):\n", w.API == nil)
+	for _, a := range w.API {
+		fmt.Fprintf(&b, "  input=%s output=%s reasoning=%s cached=%s", raw(a.Input), raw(a.Output), raw(a.Reasoning), raw(a.Cached))
+		if a.Retried != nil {
+			fmt.Fprintf(&b, " retried calls=%s output=%s", raw(a.Retried.Calls), raw(a.Retried.Output))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestDecodeWireFastFixtures: every fixture record takes the fast path
+// and decodes as through json.Unmarshal.
+func TestDecodeWireFastFixtures(t *testing.T) {
+	total, fast := 0, 0
+	for name, recs := range fixtureRecords(t) {
+		n := 0
+		for _, r := range recs {
+			if checkFast(t, r) {
+				n++
+			}
+		}
+		if n != len(recs) {
+			t.Errorf("%s: fast path taken for %d of %d records", name, n, len(recs))
+		}
+		total += len(recs)
+		fast += n
+	}
+	if total < 500 {
+		t.Errorf("only %d fixture records", total)
+	}
+	t.Logf("fast path taken for %d of %d fixture records", fast, total)
+}
+
+const fastMsgs = `"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b","tokens":3}]`
+
+// fastCases are records beside the fixtures' shapes, with whether the
+// fast path takes them; they also seed FuzzDecodeRolloutFast.
+var fastCases = []struct {
+	name, data string
+	fast       bool
+}{
+	{"plain", `{"custom_id":"t",` + fastMsgs + `}`, true},
+	{"spaces", " \t\r\n{ \"custom_id\" : \"t\" , \"messages\" : [ { \"role\" : \"user\" , \"content\" : \"a\" } ] } \n\t", true},
+	{"everything", `{"custom_id":"t","budget":3000,"api_inputs":"turn",` + fastMsgs + `,"metadata":{"success":true,"task":"sokoban","guard":{"a":[1,{"b":null}]}},` +
+		`"per_turn_api_tokens":[{"input":5,"output":3,"reasoning":1,"cached":2,"retried":{"calls":1,"output":4}},{"input":6,"output":2,"retried":null}]}`, true},
+	{"empty object", `{}`, true},
+	{"empty arrays and objects", `{"custom_id":"t","messages":[],"metadata":{},"per_turn_api_tokens":[{"retried":{}}]}`, true},
+	{"nulls", `{"custom_id":null,"messages":null,"metadata":null,"per_turn_api_tokens":null,"api_inputs":null,"budget":null}`, true},
+	{"null fields", `{"custom_id":"t","messages":[{"role":null,"content":null,"tokens":null,"tool_calls":null}],"per_turn_api_tokens":[{"input":null,"output":null,"reasoning":null,"cached":null,"retried":null}]}`, true},
+	{"raw values verbatim", `{"custom_id":"t","budget":1.50e+3,"messages":[{"role":"user","content":[{"type":"text","text":"x"}],"tokens":-0}],"metadata":{"x":[ 1 , 2 ],"y":"\u00e9\n"}}`, true},
+	{"tool calls", `{"custom_id":"t","messages":[{"role":"user","content":"a"},{"role":"assistant","content":null,"tool_calls":[{"function":{"name":"ls","arguments":"{\"p\": 1}"}}]}]}`, true},
+	{"unicode escapes in id", `{"custom_id":"\u00e9\t\"x\"",` + fastMsgs + `}`, true},
+	{"surrogate pair in id", `{"custom_id":"\ud83d\ude00",` + fastMsgs + `}`, false},
+	{"lone surrogate in content", `{"custom_id":"t","messages":[{"role":"user","content":"\ud800"}]}`, true},
+	{"raw utf-8", `{"custom_id":"é😀","messages":[{"role":"user","content":"ü"}],"metadata":{"ключ":1}}`, true},
+	{"invalid utf-8 in content", "{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"a\xffb\"}]}", true},
+	{"invalid utf-8 in id", "{\"custom_id\":\"t\xff\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}", false},
+	{"invalid utf-8 in metadata key", "{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"metadata\":{\"k\xfe\":1}}", false},
+	{"invalid utf-8 in unknown key", "{\"custom_id\":\"t\",\"x\xfe\":1,\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}", false},
+	{"unknown fields", `{"custom_id":"t","extra":{"a":[true,false,null,-1.5e-7,"s"]},` + fastMsgs[:len(fastMsgs)-2] + `,"name":"x","weight":[]}],"per_turn_api_tokens":[{"total":9,"retried":{"wall":1}}]}`, true},
+	{"deep unknown", `{"custom_id":"t",` + fastMsgs + `,"deep":` + strings.Repeat("[", 150) + strings.Repeat("]", 150) + `}`, true},
+	{"deeper unknown", `{"custom_id":"t",` + fastMsgs + `,"deep":` + strings.Repeat(`{"a":`, 300) + "1" + strings.Repeat("}", 300) + `}`, false},
+	{"too deep", `{"custom_id":"t","deep":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`, false},
+	{"case-changed key", `{"Custom_ID":"t",` + fastMsgs + `}`, false},
+	{"case-changed message key", `{"custom_id":"t","messages":[{"ROLE":"user","content":"a"}]}`, false},
+	{"case-changed api key", `{"custom_id":"t",` + fastMsgs + `,"per_turn_api_tokens":[{"Input":1,"output":2}]}`, false},
+	{"case-changed retried key", `{"custom_id":"t",` + fastMsgs + `,"per_turn_api_tokens":[{"retried":{"Calls":1}}]}`, false},
+	{"case-changed metadata key", `{"custom_id":"t",` + fastMsgs + `,"metadata":{"Success":true}}`, true},
+	{"kelvin sign key", "{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"a\",\"to\u212aens\":5}]}", false},
+	{"long s key", "{\"cu\u017ftom_id\":\"t\"," + fastMsgs + "}", false},
+	{"escaped key", `{"custom\u005fid":"t",` + fastMsgs + `}`, false},
+	{"escaped unknown key", `{"custom_id":"t","x\n":1,` + fastMsgs + `}`, false},
+	{"escaped metadata key", `{"custom_id":"t",` + fastMsgs + `,"metadata":{"a\/b":1}}`, false},
+	{"duplicate id", `{"custom_id":"a","custom_id":"b",` + fastMsgs + `}`, false},
+	{"duplicate messages", `{"custom_id":"t",` + fastMsgs + `,"messages":[{"role":"user"}]}`, false},
+	{"duplicate metadata", `{"custom_id":"t",` + fastMsgs + `,"metadata":{"a":1},"metadata":{"b":2}}`, false},
+	{"duplicate null metadata", `{"custom_id":"t",` + fastMsgs + `,"metadata":{"a":1},"metadata":null}`, false},
+	{"duplicate role", `{"custom_id":"t","messages":[{"role":"user","content":"a","role":"assistant"}]}`, false},
+	{"duplicate retried", `{"custom_id":"t",` + fastMsgs + `,"per_turn_api_tokens":[{"retried":{"calls":1},"retried":{"output":2}}]}`, false},
+	{"duplicate retried calls", `{"custom_id":"t",` + fastMsgs + `,"per_turn_api_tokens":[{"retried":{"calls":1,"calls":2}}]}`, false},
+	{"duplicate unknown", `{"custom_id":"t","x":1,"x":2,` + fastMsgs + `}`, true},
+	{"duplicate metadata key", `{"custom_id":"t",` + fastMsgs + `,"metadata":{"a":1,"a":[2]}}`, true},
+	{"null message", `{"custom_id":"t","messages":[null,{"role":"user","content":"a"}]}`, false},
+	{"null api entry", `{"custom_id":"t",` + fastMsgs + `,"per_turn_api_tokens":[null]}`, false},
+	{"id a number", `{"custom_id":7,` + fastMsgs + `}`, false},
+	{"messages an object", `{"custom_id":"t","messages":{}}`, false},
+	{"metadata an array", `{"custom_id":"t",` + fastMsgs + `,"metadata":[]}`, false},
+	{"retried a number", `{"custom_id":"t",` + fastMsgs + `,"per_turn_api_tokens":[{"retried":1}]}`, false},
+	{"top-level null", `null`, false},
+	{"top-level array", `[]`, false},
+	{"byte order mark", "\ufeff{\"custom_id\":\"t\"," + fastMsgs + "}", false},
+	{"trailing data", `{"custom_id":"t",` + fastMsgs + `} {}`, false},
+	{"trailing comma", `{"custom_id":"t",` + fastMsgs + `,}`, false},
+	{"truncated", `{"custom_id":"t",` + fastMsgs[:30], false},
+	{"truncated string", `{"custom_id":"t`, false},
+	{"truncated escape", `{"custom_id":"t\u00`, false},
+	{"empty", ``, false},
+	{"bad escape", `{"custom_id":"t","messages":[{"role":"user","content":"a\x"}]}`, false},
+	{"control character", "{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"a\tb\"}]}", false},
+	{"delete character", "{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"a\x7fb\"}]}", true},
+	{"bad literal", `{"custom_id":"t",` + fastMsgs + `,"x":nul}`, false},
+	{"literal run-on", `{"custom_id":"t",` + fastMsgs + `,"x":truex}`, false},
+	{"leading zero", `{"custom_id":"t","budget":01,` + fastMsgs + `}`, false},
+	{"bare point", `{"custom_id":"t","budget":1.,` + fastMsgs + `}`, false},
+	{"bare minus", `{"custom_id":"t","budget":-,` + fastMsgs + `}`, false},
+	{"bare exponent", `{"custom_id":"t","budget":1e,` + fastMsgs + `}`, false},
+	{"leading point", `{"custom_id":"t","budget":.5,` + fastMsgs + `}`, false},
+	{"plus sign", `{"custom_id":"t","budget":+5,` + fastMsgs + `}`, false},
+	{"numbers", `{"custom_id":"t","budget":-0.0e-0,` + fastMsgs + `,"metadata":{"a":0,"b":1E+2,"c":123456789012345678901234567890}}`, true},
+	{"missing colon", `{"custom_id" "t"}`, false},
+	{"missing comma", `{"custom_id":"t" "budget":1}`, false},
+	{"single quotes", `{'custom_id':'t'}`, false},
+}
+
+func TestDecodeWireFastCases(t *testing.T) {
+	for _, tt := range fastCases {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := checkFast(t, []byte(tt.data)); got != tt.fast {
+				t.Errorf("fast path taken: %v, want %v", got, tt.fast)
+			}
+		})
+	}
+}
+
+// TestDecodeWireFastUnmarshalMeanings pins the encoding/json behaviours
+// the fast path declines for, so that a change in them shows here.
+func TestDecodeWireFastUnmarshalMeanings(t *testing.T) {
+	var w wireRollout
+	if err := json.Unmarshal([]byte("{\"cu\u017ftom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"to\u212aens\":5}]}"), &w); err != nil {
+		t.Fatal(err)
+	}
+	if w.CustomID == nil || *w.CustomID != "t" || string(w.Messages[0].Tokens) != "5" {
+		t.Errorf("folded names: got %s", dumpWire(w))
+	}
+	w = wireRollout{}
+	if err := json.Unmarshal([]byte(`{"messages":[{"role":"user","tokens":1}],"messages":[{"content":"b"}]}`), &w); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Messages) != 1 || w.Messages[0].Role == nil || string(w.Messages[0].Tokens) != "1" || string(w.Messages[0].Content) != `"b"` {
+		t.Errorf("repeated array merged: got %s", dumpWire(w))
+	}
+}
+
+// FuzzDecodeRolloutFast: the fast path never accepts what json.Unmarshal
+// rejects, and what it accepts decodes the same.
+func FuzzDecodeRolloutFast(f *testing.F) {
+	for _, tt := range fastCases {
+		f.Add([]byte(tt.data))
+	}
+	recs := fixtureRecords(f)
+	for _, name := range []string{
+		"../fixtures/testdata/sokoban.golden.jsonl",
+		"../fixtures/testdata/warehouse.golden.jsonl",
+		"../fixtures/testdata/searchr1.golden.jsonl",
+		"../probes/testdata/replay/swebench.jsonl",
+		"../probes/testdata/bagen-v1/env/half_reachable.jsonl",
+		"../dataset/testdata/bagen-v1/rollouts.jsonl",
+		"testdata/openhands/eval/output.jsonl",
+	} {
+		if len(recs[name]) == 0 {
+			f.Fatalf("no records in %s", name)
+		}
+		r := recs[name][0]
+		f.Add(r)
+		f.Add(r[:len(r)/2])
+		f.Add(bytes.Replace(r, []byte(`"role"`), []byte(`"Role"`), 1))
+		f.Add(bytes.Replace(r, []byte(`"messages"`), []byte(`"x":null,"messages"`), 1))
+	}
+	// Logs of other formats: their records are mostly fields a rollout
+	// does not have (mini-swe-agent's also has messages).
+	err := filepath.WalkDir("testdata", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") && !strings.HasSuffix(path, ".jsonl") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil || len(data) > 64<<10 {
+			return err
+		}
+		if strings.HasSuffix(path, ".jsonl") {
+			data, _, _ = bytes.Cut(data, []byte("\n"))
+		}
+		f.Add(data)
+		return nil
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkFast(t, data)
+	})
+}
+
+func benchRecords(b *testing.B) ([][]byte, int64) {
+	var recs [][]byte
+	var n int64
+	for _, rs := range fixtureRecords(b) {
+		for _, r := range rs {
+			if _, err := decodeRollout(Record{Data: r}); err != nil {
+				continue // the OpenHands log
+			}
+			recs = append(recs, r)
+			n += int64(len(r))
+		}
+	}
+	return recs, n
+}
+
+// BenchmarkDecodeRollout decodes every fixture record, through the fast
+// path and through json.Unmarshal: the whole of decodeRollout, and
+// (wire-) only the reading of the JSON into wireRollout.
+func BenchmarkDecodeRollout(b *testing.B) {
+	recs, n := benchRecords(b)
+	for _, bc := range []struct {
+		name string
+		wire func([]byte, *wireRollout) error
+	}{{"wire-fast", decodeWire}, {"wire-unmarshal", unmarshalWire}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, r := range recs {
+					var w wireRollout
+					if err := bc.wire(r, &w); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+	for _, bc := range []struct {
+		name string
+		wire func([]byte, *wireRollout) error
+	}{{"fast", decodeWire}, {"unmarshal", unmarshalWire}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, r := range recs {
+					if _, err := decodeRolloutWith(Record{Data: r}, bc.wire); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestMessageField(t *testing.T) {
+	for _, i := range []int{0, 1, 9, 10, 255, 256, 1000} {
+		want := messageFields{
+			role:      fmt.Sprintf("messages[%d].role", i),
+			content:   fmt.Sprintf("messages[%d].content", i),
+			tokens:    fmt.Sprintf("messages[%d].tokens", i),
+			toolCalls: fmt.Sprintf("messages[%d].tool_calls", i),
+		}
+		if got := messageField(i); got != want {
+			t.Errorf("messageField(%d) = %+v, want %+v", i, got, want)
+		}
+	}
+}
+
+// TestWireKeys: the names the fast path reads are the wire structs' JSON
+// names, so that a field added to a struct is not silently left empty.
+func TestWireKeys(t *testing.T) {
+	tags := func(typ reflect.Type) []string {
+		var names []string
+		for f := range typ.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			names = append(names, name)
+		}
+		return names
+	}
+	retried, _ := reflect.TypeFor[wireAPI]().FieldByName("Retried")
+	for _, tt := range []struct {
+		typ  reflect.Type
+		keys []string
+	}{
+		{reflect.TypeFor[wireRollout](), wireKeys},
+		{reflect.TypeFor[wireMessage](), wireMessageKeys},
+		{reflect.TypeFor[wireAPI](), wireAPIKeys},
+		{retried.Type.Elem(), wireRetriedKeys},
+	} {
+		if got := tags(tt.typ); !reflect.DeepEqual(got, tt.keys) {
+			t.Errorf("%v: fields %q, the fast path reads %q", tt.typ, got, tt.keys)
+		}
+	}
+}
