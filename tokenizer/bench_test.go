@@ -63,7 +63,7 @@ func BenchmarkCount(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if tt.cold {
-					tk.cache.reset()
+					tk.caches.reset()
 				}
 				tk.Count(tt.text)
 			}
@@ -81,4 +81,25 @@ func BenchmarkEncode(b *testing.B) {
 	for b.Loop() {
 		tk.Encode(text)
 	}
+}
+
+// BenchmarkCountParallel counts the prose from every goroutine at once, one
+// paragraph a call as a build counts one message a call, with the word cache
+// warm: the cost of sharing one Tokenizer between goroutines shows here
+// (run with -cpu 2 or more).
+func BenchmarkCountParallel(b *testing.B) {
+	tk := qwenTokenizer(b)
+	text := proseText(b)
+	paras := strings.SplitAfter(text, "\n\n")
+	tk.Count(text)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			for _, p := range paras {
+				tk.Count(p)
+			}
+		}
+	})
 }

@@ -10,7 +10,7 @@ const noRank = math.MaxUint32
 // (n log n, for long runs such as CJK sentences or repeated characters).
 const heapWords = 96
 
-// scratch holds the buffers of one BPE run; reused through a sync.Pool.
+// scratch holds the buffers of one BPE run; each word cache has one.
 type scratch struct {
 	syms  []int32  // current symbols (token ids)
 	ranks []uint32 // rank of the pair (syms[i], syms[i+1])
