@@ -19,6 +19,16 @@ type scratch struct {
 	heap  []uint64 // rank<<32 | position, a binary min-heap
 }
 
+// merged returns the token the merge of the given rank makes. Vocabularies
+// that number merged tokens in merge order (Qwen's: rank + 256) need no
+// load from mergeTo, which is a cache miss as often as not.
+func (t *Tokenizer) merged(rank uint32) int32 {
+	if t.mergeBase >= 0 {
+		return int32(rank) + t.mergeBase
+	}
+	return t.mergeTo[rank]
+}
+
 // rank returns the rank of merging a and b, or noRank.
 func (t *Tokenizer) rank(a, b int32) uint32 { return t.merges.rank(pairKey(a, b)) }
 
@@ -65,7 +75,7 @@ func (t *Tokenizer) mergeScan(sc *scratch, syms []int32, w string) []int32 {
 		if pos < 0 {
 			break
 		}
-		syms[pos] = t.mergeTo[best]
+		syms[pos] = t.merged(best)
 		copy(syms[pos+1:], syms[pos+2:n])
 		if pos+2 < n {
 			copy(ranks[pos+1:], ranks[pos+2:n-1])
@@ -109,7 +119,7 @@ func (t *Tokenizer) mergeHeap(sc *scratch, syms []int32) []int32 {
 		if t.rank(syms[pos], syms[nx]) != rank {
 			continue
 		}
-		id := t.mergeTo[rank]
+		id := t.merged(rank)
 		syms[pos], syms[nx] = id, -1
 		next[pos] = next[nx]
 		if q := next[pos]; q >= 0 {

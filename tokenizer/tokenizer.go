@@ -14,6 +14,7 @@ import (
 type Tokenizer struct {
 	merges       mergeTable       // pair of ids → rank of its merge
 	mergeTo      []int32          // rank → the token that merge makes
+	mergeBase    int32            // mergeTo[r] = r + mergeBase for every r, or −1
 	bytePairs    []uint32         // rank of merging the tokens of bytes x and y, at x<<8 | y
 	byteIDs      [256]int32       // the token of each single byte
 	pieces       []string         // id → the bytes the token stands for
@@ -104,6 +105,16 @@ func (t *Tokenizer) buildMerges(m *model) error {
 		t.merges.put(pairKey(a, b), uint32(i))
 		t.mergeTo[i] = c
 	}
+	t.mergeBase = -1
+	if len(t.mergeTo) > 0 {
+		t.mergeBase = t.mergeTo[0]
+		for r, id := range t.mergeTo {
+			if id != int32(r)+t.mergeBase {
+				t.mergeBase = -1
+				break
+			}
+		}
+	}
 	t.bytePairs = make([]uint32, 1<<16)
 	for x := range 256 {
 		for y := range 256 {
@@ -184,7 +195,7 @@ func (t *Tokenizer) run(c *wordCache, s string, out *[]int) int {
 // segment encodes text between raw added tokens: normalize, cut out the
 // normalized added tokens, pre-tokenize the rest.
 func (t *Tokenizer) segment(c *wordCache, s string, out *[]int) int {
-	if t.nfc && norm.NFC.QuickSpanString(s) < len(s) {
+	if t.nfc && !norm.NFC.IsNormalString(s) {
 		s = norm.NFC.String(s)
 	}
 	n := 0
