@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"hash/maphash"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 )
@@ -23,12 +24,14 @@ const (
 // mutex, taken once), so a word's lookup takes no lock and no atomic
 // operation. It is split into shards that are bounded by clearing a full
 // one, which keeps the cost of eviction at zero bookkeeping per hit. Each
-// shard is an open-addressing table over two arenas, one for the words'
-// bytes and one for their ids, so a miss costs no allocation once the
-// arenas have grown. The shards are allocated on first use.
+// shard is an open-addressing table of 32-byte slots: a word of at most 16
+// bytes is kept in its slot, as two integers, and so are up to three ids,
+// so that looking up a short word of few tokens — most words — reads one
+// cache line and compares two integers; longer words and id lists go to
+// two arenas. The shards are allocated on first use.
 type wordCache struct {
 	mu     sync.Mutex
-	seed   maphash.Seed
+	seed   uint64
 	shards []cacheShard
 	sc     scratch
 	_      [64]byte // keep two caches' mutexes off one cache line
@@ -37,17 +40,24 @@ type wordCache struct {
 type cacheShard struct {
 	slots []cacheSlot
 	n     int
-	text  []byte  // the cached words, back to back
-	ids   []int32 // their ids, back to back
+	text  []byte  // the cached words longer than 16 bytes, back to back
+	ids   []int32 // id lists longer than 3, back to back
 }
 
-// cacheSlot locates one cached word; hash 0 marks a free slot.
+// cacheSlot holds one cached word; textLen 0 marks a free slot (a cached
+// word has two bytes or more).
 type cacheSlot struct {
-	hash    uint64
-	text    uint32 // offset in text
-	ids     uint32 // offset in ids
+	k0, k1  uint64 // the word, zero-padded, when it has at most 16 bytes; else its hash and offset in text
 	textLen uint8
 	idsLen  uint8
+	_       [2]byte
+	ids     [3]int32 // the ids, or ids[0] is their offset in ids when there are more than 3
+}
+
+// wordKey is what a lookup needs of a word: its bytes packed (short words)
+// and its hash.
+type wordKey struct {
+	k0, k1, hash uint64
 }
 
 // cacheSet is a Tokenizer's word caches: a call takes the first one free,
@@ -61,7 +71,7 @@ type cacheSet struct {
 func newCacheSet(n int) *cacheSet {
 	n = min(max(n, 1), maxCaches)
 	s := &cacheSet{caches: make([]wordCache, n)}
-	seed := maphash.MakeSeed()
+	seed := maphash.Comparable(maphash.MakeSeed(), 0)
 	for i := range s.caches {
 		s.caches[i].seed = seed
 	}
@@ -94,45 +104,102 @@ func (c *wordCache) ready() *wordCache {
 	return c
 }
 
-// hash returns w's hash, never 0.
-func (c *wordCache) hash(w string) uint64 { return maphash.String(c.seed, w) | 1 }
+// key returns w's key. A word of at most 16 bytes is read as two
+// little-endian integers (zero past its end) and hashed with one
+// multiplication; a longer one with maphash.
+func (c *wordCache) key(w string) wordKey {
+	var k0, k1 uint64
+	switch n := len(w); {
+	case n > 16:
+		h := maphash.String(longSeed, w) ^ c.seed
+		return wordKey{k0: h, hash: h}
+	case n > 8:
+		k0 = le64(w)
+		k1 = le64(w[n-8:]) >> (8 * (16 - n))
+	case n >= 4:
+		k0 = uint64(le32(w)) | uint64(le32(w[n-4:]))<<(8*(n-4))
+	default:
+		for i := n - 1; i >= 0; i-- {
+			k0 = k0<<8 | uint64(w[i])
+		}
+	}
+	hi, lo := bits.Mul64(k0^c.seed, k1^uint64(len(w))^0x9E3779B97F4A7C15)
+	return wordKey{k0: k0, k1: k1, hash: hi ^ lo}
+}
 
-// lookup returns the slot of w, or of the free slot where it would go.
-func (s *cacheShard) lookup(h uint64, w string) *cacheSlot {
-	for i := (h >> 5) & (shardSlots - 1); ; i = (i + 1) & (shardSlots - 1) {
+// longSeed hashes words longer than 16 bytes; each cache's seed is mixed in.
+var longSeed = maphash.MakeSeed()
+
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func le32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// find returns w's shard and its slot there, or the free slot where it
+// would go.
+func (c *wordCache) find(k wordKey, w string) (*cacheShard, *cacheSlot) {
+	s := &c.shards[k.hash%cacheShards]
+	return s, s.lookup(k, w)
+}
+
+func (s *cacheShard) lookup(k wordKey, w string) *cacheSlot {
+	n := uint8(len(w))
+	for i := (k.hash >> 5) & (shardSlots - 1); ; i = (i + 1) & (shardSlots - 1) {
 		sl := &s.slots[i]
-		if sl.hash == 0 || sl.hash == h && int(sl.textLen) == len(w) && string(s.text[sl.text:sl.text+uint32(sl.textLen)]) == w {
+		if sl.textLen == 0 {
 			return sl
+		}
+		if sl.textLen == n && sl.k0 == k.k0 {
+			if n <= 16 {
+				if sl.k1 == k.k1 {
+					return sl
+				}
+			} else if string(s.text[sl.k1:sl.k1+uint64(n)]) == w {
+				return sl
+			}
 		}
 	}
 }
 
-// get appends the cached ids of w to *out (unless out is nil) and returns
-// how many there are; ok is false when w is not cached.
-func (c *wordCache) get(h uint64, w string, out *[]int) (n int, ok bool) {
-	s := &c.shards[h%cacheShards]
-	sl := s.lookup(h, w)
-	if sl.hash == 0 {
-		return 0, false
+// get appends the ids of the cached word in sl to *out (unless out is nil)
+// and returns how many there are.
+func (s *cacheShard) get(sl *cacheSlot, out *[]int) int {
+	n := int(sl.idsLen)
+	if out != nil {
+		if n <= len(sl.ids) {
+			appendIDs(out, sl.ids[:n])
+		} else {
+			appendIDs(out, s.ids[sl.ids[0]:int(sl.ids[0])+n])
+		}
 	}
-	ids := s.ids[sl.ids : sl.ids+uint32(sl.idsLen)]
-	appendIDs(out, ids)
-	return len(ids), true
+	return n
 }
 
-// put caches w (len(w) ≤ maxCachedWord) with ids (len(ids) ≤ len(w)),
-// copying both.
-func (c *wordCache) put(h uint64, w string, ids []int32) {
-	s := &c.shards[h%cacheShards]
+// put caches w (2 ≤ len(w) ≤ maxCachedWord) with ids (len(ids) ≤ len(w)),
+// copying both, in sl, the free slot find returned for it.
+func (s *cacheShard) put(sl *cacheSlot, k wordKey, w string, ids []int32) {
 	if s.n >= shardEntries {
 		s.clear()
+		sl = s.lookup(k, w)
 	}
-	if sl := s.lookup(h, w); sl.hash == 0 {
-		*sl = cacheSlot{hash: h, text: uint32(len(s.text)), ids: uint32(len(s.ids)), textLen: uint8(len(w)), idsLen: uint8(len(ids))}
+	*sl = cacheSlot{k0: k.k0, k1: k.k1, textLen: uint8(len(w)), idsLen: uint8(len(ids))}
+	if len(w) > 16 {
+		sl.k1 = uint64(len(s.text))
 		s.text = append(s.text, w...)
-		s.ids = append(s.ids, ids...)
-		s.n++
 	}
+	if len(ids) <= len(sl.ids) {
+		copy(sl.ids[:], ids)
+	} else {
+		sl.ids[0] = int32(len(s.ids))
+		s.ids = append(s.ids, ids...)
+	}
+	s.n++
 }
 
 // clear empties the shard, keeping its arenas' capacity.

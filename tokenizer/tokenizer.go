@@ -233,18 +233,19 @@ func (t *Tokenizer) word(c *wordCache, w string, out *[]int) int {
 		return 1
 	}
 	if len(w) <= maxCachedWord {
-		h := c.hash(w)
-		if n, ok := c.get(h, w, out); ok {
-			return n
+		k := c.key(w)
+		s, sl := c.find(k, w)
+		if sl.textLen != 0 {
+			return s.get(sl, out)
 		}
 		if id, ok := t.whole(w); ok {
 			ids := []int32{id}
-			c.put(h, w, ids)
+			s.put(sl, k, w, ids)
 			appendIDs(out, ids)
 			return 1
 		}
 		ids := t.bpe(&c.sc, w)
-		c.put(h, w, ids)
+		s.put(sl, k, w, ids)
 		appendIDs(out, ids)
 		return len(ids)
 	}
