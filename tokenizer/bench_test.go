@@ -154,3 +154,21 @@ func BenchmarkCountParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPretokens measures the Qwen2 pre-tokenizer alone on Go sources
+// and on random Unicode.
+func BenchmarkPretokens(b *testing.B) {
+	for _, tt := range []struct{ name, text string }{{"go", goText()}, {"random", randomText()}} {
+		b.Run(tt.name, func(b *testing.B) {
+			if tt.text == "" {
+				b.Skip("no Go sources under GOROOT")
+			}
+			b.SetBytes(int64(len(tt.text)))
+			for b.Loop() {
+				for i := 0; i < len(tt.text); {
+					i = nextPretoken(tt.text, i)
+				}
+			}
+		})
+	}
+}
