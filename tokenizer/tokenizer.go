@@ -195,7 +195,7 @@ func (t *Tokenizer) run(c *wordCache, s string, out *[]int) int {
 // segment encodes text between raw added tokens: normalize, cut out the
 // normalized added tokens, pre-tokenize the rest.
 func (t *Tokenizer) segment(c *wordCache, s string, out *[]int) int {
-	if t.nfc && !norm.NFC.IsNormalString(s) {
+	if t.nfc && !isNFC(s) {
 		s = norm.NFC.String(s)
 	}
 	n := 0
