@@ -10,13 +10,23 @@ const noRank = math.MaxUint32
 // (n log n, for long runs such as CJK sentences or repeated characters).
 const heapWords = 96
 
-// scratch holds the buffers of one BPE run; reused through a sync.Pool.
+// scratch holds the buffers of one BPE run; each word cache has one.
 type scratch struct {
 	syms  []int32  // current symbols (token ids)
 	ranks []uint32 // rank of the pair (syms[i], syms[i+1])
 	prev  []int32  // linked list over symbol positions (heap version)
 	next  []int32
 	heap  []uint64 // rank<<32 | position, a binary min-heap
+}
+
+// merged returns the token the merge of the given rank makes. Vocabularies
+// that number merged tokens in merge order (Qwen's: rank + 256) need no
+// load from mergeTo, which is a cache miss as often as not.
+func (t *Tokenizer) merged(rank uint32) int32 {
+	if t.mergeBase >= 0 {
+		return int32(rank) + t.mergeBase
+	}
+	return t.mergeTo[rank]
 }
 
 // rank returns the rank of merging a and b, or noRank.
@@ -65,7 +75,7 @@ func (t *Tokenizer) mergeScan(sc *scratch, syms []int32, w string) []int32 {
 		if pos < 0 {
 			break
 		}
-		syms[pos] = t.mergeTo[best]
+		syms[pos] = t.merged(best)
 		copy(syms[pos+1:], syms[pos+2:n])
 		if pos+2 < n {
 			copy(ranks[pos+1:], ranks[pos+2:n-1])
@@ -109,7 +119,7 @@ func (t *Tokenizer) mergeHeap(sc *scratch, syms []int32) []int32 {
 		if t.rank(syms[pos], syms[nx]) != rank {
 			continue
 		}
-		id := t.mergeTo[rank]
+		id := t.merged(rank)
 		syms[pos], syms[nx] = id, -1
 		next[pos] = next[nx]
 		if q := next[pos]; q >= 0 {

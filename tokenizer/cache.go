@@ -2,115 +2,220 @@ package tokenizer
 
 import (
 	"hash/maphash"
+	"math/bits"
 	"sync"
+	"sync/atomic"
 )
 
 // Cache bounds: pre-tokens longer than maxCachedWord bytes are not cached
-// (they rarely repeat), and each shard holds at most shardEntries words,
-// about 64k words and a few MB in all.
+// (they rarely repeat), and each shard of a word cache holds at most
+// shardEntries words, about 64k words and a few MB a cache. A Tokenizer
+// keeps at most maxCaches word caches.
 const (
 	cacheShards   = 32
 	shardEntries  = 2048
 	shardSlots    = 2 * shardEntries // a power of two: the table is at most half full
 	maxCachedWord = 128
+	maxCaches     = 8
 )
 
-// wordCache maps pre-tokens to their BPE ids. It is sharded to keep lock
-// contention low and bounded by clearing a full shard, which keeps the cost
-// of eviction at zero bookkeeping per hit. Each shard is an open-addressing
-// table over two arenas, one for the words' bytes and one for their ids, so
-// a miss costs no allocation once the arenas have grown, and the hash that
-// picks the shard also picks the slot. Safe for concurrent use.
+// wordCache maps pre-tokens to their BPE ids and holds the scratch buffers
+// of BPE runs. One Count or Encode call holds it for the whole call (its
+// mutex, taken once), so a word's lookup takes no lock and no atomic
+// operation. It is split into shards that are bounded by clearing a full
+// one, which keeps the cost of eviction at zero bookkeeping per hit. Each
+// shard is an open-addressing table of 32-byte slots: a word of at most 16
+// bytes is kept in its slot, as two integers, and so are up to three ids,
+// so that looking up a short word of few tokens — most words — reads one
+// cache line and compares two integers; longer words and id lists go to
+// two arenas. The shards are allocated on first use.
 type wordCache struct {
-	seed   maphash.Seed
-	shards [cacheShards]cacheShard
+	mu     sync.Mutex
+	seed   uint64
+	shards []cacheShard
+	sc     scratch
+	_      [64]byte // keep two caches' mutexes off one cache line
 }
 
 type cacheShard struct {
-	mu    sync.RWMutex
 	slots []cacheSlot
 	n     int
-	text  []byte  // the cached words, back to back
-	ids   []int32 // their ids, back to back
-	_     [40]byte
+	text  []byte  // the cached words longer than 16 bytes, back to back
+	ids   []int32 // id lists longer than 3, back to back
 }
 
-// cacheSlot locates one cached word; hash 0 marks a free slot.
+// cacheSlot holds one cached word; textLen 0 marks a free slot (a cached
+// word has two bytes or more).
 type cacheSlot struct {
-	hash    uint64
-	text    uint32 // offset in text
-	ids     uint32 // offset in ids
+	k0, k1  uint64 // the word, zero-padded, when it has at most 16 bytes; else its hash and offset in text
 	textLen uint8
 	idsLen  uint8
+	_       [2]byte
+	ids     [3]int32 // the ids, or ids[0] is their offset in ids when there are more than 3
 }
 
-func newWordCache() *wordCache {
-	c := &wordCache{seed: maphash.MakeSeed()}
-	for i := range c.shards {
-		c.shards[i].slots = make([]cacheSlot, shardSlots)
+// wordKey is what a lookup needs of a word: its bytes packed (short words)
+// and its hash.
+type wordKey struct {
+	k0, k1, hash uint64
+}
+
+// cacheSet is a Tokenizer's word caches: a call takes the first one free,
+// or waits for one when every one is busy. Safe for concurrent use.
+type cacheSet struct {
+	caches []wordCache
+	next   atomic.Uint32 // which cache to wait for when all are busy
+}
+
+// newCacheSet returns a set of n (1 ≤ n ≤ maxCaches) empty caches.
+func newCacheSet(n int) *cacheSet {
+	n = min(max(n, 1), maxCaches)
+	s := &cacheSet{caches: make([]wordCache, n)}
+	seed := maphash.Comparable(maphash.MakeSeed(), 0)
+	for i := range s.caches {
+		s.caches[i].seed = seed
+	}
+	return s
+}
+
+// acquire locks a cache for the caller, who releases it with release.
+func (s *cacheSet) acquire() *wordCache {
+	for i := range s.caches {
+		if c := &s.caches[i]; c.mu.TryLock() {
+			return c.ready()
+		}
+	}
+	c := &s.caches[s.next.Add(1)%uint32(len(s.caches))]
+	c.mu.Lock()
+	return c.ready()
+}
+
+// release unlocks a cache acquire returned.
+func (c *wordCache) release() { c.mu.Unlock() }
+
+// ready allocates c's shards on first use. The caller holds c.mu.
+func (c *wordCache) ready() *wordCache {
+	if c.shards == nil {
+		c.shards = make([]cacheShard, cacheShards)
+		for i := range c.shards {
+			c.shards[i].slots = make([]cacheSlot, shardSlots)
+		}
 	}
 	return c
 }
 
-// hash returns w's hash, never 0.
-func (c *wordCache) hash(w string) uint64 { return maphash.String(c.seed, w) | 1 }
+// key returns w's key. A word of at most 16 bytes is read as two
+// little-endian integers (zero past its end) and hashed with one
+// multiplication; a longer one with maphash.
+func (c *wordCache) key(w string) wordKey {
+	var k0, k1 uint64
+	switch n := len(w); {
+	case n > 16:
+		h := maphash.String(longSeed, w) ^ c.seed
+		return wordKey{k0: h, hash: h}
+	case n > 8:
+		k0 = le64(w)
+		k1 = le64(w[n-8:]) >> (8 * (16 - n))
+	case n >= 4:
+		k0 = uint64(le32(w)) | uint64(le32(w[n-4:]))<<(8*(n-4))
+	default:
+		for i := n - 1; i >= 0; i-- {
+			k0 = k0<<8 | uint64(w[i])
+		}
+	}
+	hi, lo := bits.Mul64(k0^c.seed, k1^uint64(len(w))^0x9E3779B97F4A7C15)
+	return wordKey{k0: k0, k1: k1, hash: hi ^ lo}
+}
 
-// lookup returns the slot of w, or of the free slot where it would go.
-// The caller holds s.mu.
-func (s *cacheShard) lookup(h uint64, w string) *cacheSlot {
-	for i := (h >> 5) & (shardSlots - 1); ; i = (i + 1) & (shardSlots - 1) {
+// longSeed hashes words longer than 16 bytes; each cache's seed is mixed in.
+var longSeed = maphash.MakeSeed()
+
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func le32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// find returns w's shard and its slot there, or the free slot where it
+// would go.
+func (c *wordCache) find(k wordKey, w string) (*cacheShard, *cacheSlot) {
+	s := &c.shards[k.hash%cacheShards]
+	return s, s.lookup(k, w)
+}
+
+func (s *cacheShard) lookup(k wordKey, w string) *cacheSlot {
+	n := uint8(len(w))
+	for i := (k.hash >> 5) & (shardSlots - 1); ; i = (i + 1) & (shardSlots - 1) {
 		sl := &s.slots[i]
-		if sl.hash == 0 || sl.hash == h && int(sl.textLen) == len(w) && string(s.text[sl.text:sl.text+uint32(sl.textLen)]) == w {
+		if sl.textLen == 0 {
 			return sl
+		}
+		if sl.textLen == n && sl.k0 == k.k0 {
+			if n <= 16 {
+				if sl.k1 == k.k1 {
+					return sl
+				}
+			} else if string(s.text[sl.k1:sl.k1+uint64(n)]) == w {
+				return sl
+			}
 		}
 	}
 }
 
-// get appends the cached ids of w to *out (unless out is nil) and returns
-// how many there are; ok is false when w is not cached.
-func (c *wordCache) get(h uint64, w string, out *[]int) (n int, ok bool) {
-	s := &c.shards[h%cacheShards]
-	s.mu.RLock()
-	sl := s.lookup(h, w)
-	if sl.hash != 0 {
-		ids := s.ids[sl.ids : sl.ids+uint32(sl.idsLen)]
-		appendIDs(out, ids)
-		n, ok = len(ids), true
+// get appends the ids of the cached word in sl to *out (unless out is nil)
+// and returns how many there are.
+func (s *cacheShard) get(sl *cacheSlot, out *[]int) int {
+	n := int(sl.idsLen)
+	if out != nil {
+		if n <= len(sl.ids) {
+			appendIDs(out, sl.ids[:n])
+		} else {
+			appendIDs(out, s.ids[sl.ids[0]:int(sl.ids[0])+n])
+		}
 	}
-	s.mu.RUnlock()
-	return n, ok
+	return n
 }
 
-// put caches w (len(w) ≤ maxCachedWord) with ids (len(ids) ≤ len(w)),
-// copying both.
-func (c *wordCache) put(h uint64, w string, ids []int32) {
-	s := &c.shards[h%cacheShards]
-	s.mu.Lock()
+// put caches w (2 ≤ len(w) ≤ maxCachedWord) with ids (len(ids) ≤ len(w)),
+// copying both, in sl, the free slot find returned for it.
+func (s *cacheShard) put(sl *cacheSlot, k wordKey, w string, ids []int32) {
 	if s.n >= shardEntries {
 		s.clear()
+		sl = s.lookup(k, w)
 	}
-	if sl := s.lookup(h, w); sl.hash == 0 {
-		*sl = cacheSlot{hash: h, text: uint32(len(s.text)), ids: uint32(len(s.ids)), textLen: uint8(len(w)), idsLen: uint8(len(ids))}
+	*sl = cacheSlot{k0: k.k0, k1: k.k1, textLen: uint8(len(w)), idsLen: uint8(len(ids))}
+	if len(w) > 16 {
+		sl.k1 = uint64(len(s.text))
 		s.text = append(s.text, w...)
-		s.ids = append(s.ids, ids...)
-		s.n++
 	}
-	s.mu.Unlock()
+	if len(ids) <= len(sl.ids) {
+		copy(sl.ids[:], ids)
+	} else {
+		sl.ids[0] = int32(len(s.ids))
+		s.ids = append(s.ids, ids...)
+	}
+	s.n++
 }
 
-// clear empties the shard, keeping its arenas' capacity. The caller holds
-// s.mu for writing.
+// clear empties the shard, keeping its arenas' capacity.
 func (s *cacheShard) clear() {
 	clear(s.slots)
 	s.text, s.ids, s.n = s.text[:0], s.ids[:0], 0
 }
 
-// reset empties the cache.
-func (c *wordCache) reset() {
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.mu.Lock()
-		s.clear()
-		s.mu.Unlock()
+// reset empties every cache.
+func (s *cacheSet) reset() {
+	for i := range s.caches {
+		c := &s.caches[i]
+		c.mu.Lock()
+		for j := range c.shards {
+			c.shards[j].clear()
+		}
+		c.mu.Unlock()
 	}
 }

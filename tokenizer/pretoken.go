@@ -58,13 +58,18 @@ func classOf(r rune) uint8 {
 }
 
 // classAt returns the class and byte width of the rune at s[i]; an invalid
-// byte is one clsOther symbol of width 1, and the end of s is clsEnd.
+// byte is one clsOther symbol of width 1, and the end of s is clsEnd. The
+// ASCII case is inlined where it is called.
 func classAt(s string, i int) (cls uint8, w int) {
+	if i < len(s) && s[i] < utf8.RuneSelf {
+		return asciiClass[s[i]], 1
+	}
+	return classAtSlow(s, i)
+}
+
+func classAtSlow(s string, i int) (cls uint8, w int) {
 	if i >= len(s) {
 		return clsEnd, 0
-	}
-	if b := s[i]; b < utf8.RuneSelf {
-		return asciiClass[b], 1
 	}
 	r, w := utf8.DecodeRuneInString(s[i:])
 	if r == utf8.RuneError && w == 1 {
@@ -78,9 +83,43 @@ func classAt(s string, i int) (cls uint8, w int) {
 
 // nextPretoken returns the end of the pre-token that starts at s[i], i <
 // len(s): the match Oniguruma finds for Qwen2Pattern there. Every rune is
-// matched by some alternative, so matches tile the text. The alternatives
-// are tried in the pattern's order.
+// matched by some alternative, so matches tile the text. A pre-token that
+// starts with an ASCII byte is matched here, by class; others by
+// nextPretokenSlow, which tries the alternatives in the pattern's order.
 func nextPretoken(s string, i int) int {
+	b := s[i]
+	if b >= utf8.RuneSelf {
+		return nextPretokenSlow(s, i)
+	}
+	switch asciiClass[b] {
+	case clsLetter: // [^\r\n\p{L}\p{N}]?\p{L}+ without its first part
+		return letters(s, i+1)
+	case clsNumber: // \p{N}
+		return i + 1
+	case clsOther:
+		if b == '\'' {
+			if n := contraction(s[i+1:]); n > 0 {
+				return i + 1 + n
+			}
+		}
+		if c, w := classAt(s, i+1); c == clsLetter {
+			return letters(s, i+1+w)
+		}
+		return newlines(s, others(s, i+1)) // [^\s\p{L}\p{N}]+[\r\n]*
+	case clsSpace:
+		c, w := classAt(s, i+1)
+		if c == clsLetter {
+			return letters(s, i+1+w)
+		}
+		if b == ' ' && c == clsOther { // ` [^\s\p{L}\p{N}]+[\r\n]*`
+			return newlines(s, others(s, i+1+w))
+		}
+	}
+	return whitespace(s, i)
+}
+
+// nextPretokenSlow is nextPretoken for any first rune.
+func nextPretokenSlow(s string, i int) int {
 	c, w := classAt(s, i)
 	// (?i:'s|'t|'re|'ve|'m|'ll|'d)
 	if s[i] == '\'' {
@@ -142,7 +181,14 @@ func contraction(rest string) int {
 // letters returns the end of the run of letters starting at s[i].
 func letters(s string, i int) int {
 	for i < len(s) {
-		c, w := classAt(s, i)
+		if b := s[i]; b < utf8.RuneSelf {
+			if asciiClass[b] != clsLetter {
+				break
+			}
+			i++
+			continue
+		}
+		c, w := classAtSlow(s, i)
 		if c != clsLetter {
 			break
 		}
@@ -154,7 +200,14 @@ func letters(s string, i int) int {
 // others returns the end of the run of clsOther runes starting at s[i].
 func others(s string, i int) int {
 	for i < len(s) {
-		c, w := classAt(s, i)
+		if b := s[i]; b < utf8.RuneSelf {
+			if asciiClass[b] != clsOther {
+				break
+			}
+			i++
+			continue
+		}
+		c, w := classAtSlow(s, i)
 		if c != clsOther {
 			break
 		}
@@ -178,7 +231,13 @@ func newlines(s string, i int) int {
 func whitespace(s string, i int) int {
 	end, lastNL, last := i, -1, i
 	for end < len(s) {
-		c, w := classAt(s, end)
+		var c uint8
+		w := 1
+		if b := s[end]; b < utf8.RuneSelf {
+			c = asciiClass[b]
+		} else {
+			c, w = classAtSlow(s, end)
+		}
 		if c != clsSpace && c != clsNewline {
 			break
 		}

@@ -91,7 +91,9 @@ func checkAgainstNaive(t *testing.T, tk *Tokenizer, n *naive, s string) {
 		want := n.encode(w)
 		for round := range 2 {
 			var got []int
-			tk.word(w, &got)
+			c := tk.caches.acquire()
+			tk.word(c, w, &got)
+			c.release()
 			if !slices.Equal(got, want) {
 				t.Fatalf("pre-token %q (round %d): got %v, naive BPE %v", w, round, got, want)
 			}

@@ -2,8 +2,8 @@ package tokenizer
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
-	"sync"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -14,6 +14,7 @@ import (
 type Tokenizer struct {
 	merges       mergeTable       // pair of ids → rank of its merge
 	mergeTo      []int32          // rank → the token that merge makes
+	mergeBase    int32            // mergeTo[r] = r + mergeBase for every r, or −1
 	bytePairs    []uint32         // rank of merging the tokens of bytes x and y, at x<<8 | y
 	byteIDs      [256]int32       // the token of each single byte
 	pieces       []string         // id → the bytes the token stands for
@@ -22,8 +23,7 @@ type Tokenizer struct {
 	normed       *addedSet        // added tokens matched in the normalized text
 	nfc          bool             // apply the NFC normalizer
 	ignoreMerges bool             // a pre-token in the vocabulary is one token
-	cache        *wordCache
-	pool         sync.Pool // *scratch
+	caches       *cacheSet        // word caches, one per concurrent call
 }
 
 // model is what a tokenizer is built from, whatever its source.
@@ -44,9 +44,8 @@ func build(m *model) (*Tokenizer, error) {
 		merges:       newMergeTable(len(m.merges)),
 		nfc:          m.nfc,
 		ignoreMerges: m.ignoreMerges,
-		cache:        newWordCache(),
+		caches:       newCacheSet(runtime.GOMAXPROCS(0)),
 	}
-	t.pool.New = func() any { return new(scratch) }
 	if m.ignoreMerges {
 		t.vocab = m.vocab
 	}
@@ -106,6 +105,16 @@ func (t *Tokenizer) buildMerges(m *model) error {
 		t.merges.put(pairKey(a, b), uint32(i))
 		t.mergeTo[i] = c
 	}
+	t.mergeBase = -1
+	if len(t.mergeTo) > 0 {
+		t.mergeBase = t.mergeTo[0]
+		for r, id := range t.mergeTo {
+			if id != int32(r)+t.mergeBase {
+				t.mergeBase = -1
+				break
+			}
+		}
+	}
 	t.bytePairs = make([]uint32, 1<<16)
 	for x := range 256 {
 		for y := range 256 {
@@ -136,14 +145,19 @@ func (t *Tokenizer) buildPieces(m *model) {
 // Encode returns the token ids of s.
 func (t *Tokenizer) Encode(s string) []int {
 	out := make([]int, 0, len(s)/4+1)
-	t.run(s, &out)
+	c := t.caches.acquire()
+	t.run(c, s, &out)
+	c.release()
 	return out
 }
 
 // Count returns len(t.Encode(s)) without building the slice; once the words
 // of s are cached it does not allocate.
 func (t *Tokenizer) Count(s string) int {
-	return t.run(s, nil)
+	c := t.caches.acquire()
+	n := t.run(c, s, nil)
+	c.release()
+	return n
 }
 
 // Decode returns the text of ids: the bytes of each token, concatenated.
@@ -162,14 +176,14 @@ func (t *Tokenizer) Decode(ids []int) string {
 
 // run encodes s, appending the ids to *out unless out is nil, and returns
 // how many there are.
-func (t *Tokenizer) run(s string, out *[]int) int {
+func (t *Tokenizer) run(c *wordCache, s string, out *[]int) int {
 	n := 0
 	for s != "" {
 		start, end, id := t.raw.next(s)
 		if start < 0 {
-			return n + t.segment(s, out)
+			return n + t.segment(c, s, out)
 		}
-		n += t.segment(s[:start], out) + 1
+		n += t.segment(c, s[:start], out) + 1
 		if out != nil {
 			*out = append(*out, int(id))
 		}
@@ -180,17 +194,17 @@ func (t *Tokenizer) run(s string, out *[]int) int {
 
 // segment encodes text between raw added tokens: normalize, cut out the
 // normalized added tokens, pre-tokenize the rest.
-func (t *Tokenizer) segment(s string, out *[]int) int {
-	if t.nfc && norm.NFC.QuickSpanString(s) < len(s) {
+func (t *Tokenizer) segment(c *wordCache, s string, out *[]int) int {
+	if t.nfc && !isNFC(s) {
 		s = norm.NFC.String(s)
 	}
 	n := 0
 	for s != "" {
 		start, end, id := t.normed.next(s)
 		if start < 0 {
-			return n + t.pretokens(s, out)
+			return n + t.pretokens(c, s, out)
 		}
-		n += t.pretokens(s[:start], out) + 1
+		n += t.pretokens(c, s[:start], out) + 1
 		if out != nil {
 			*out = append(*out, int(id))
 		}
@@ -200,18 +214,18 @@ func (t *Tokenizer) segment(s string, out *[]int) int {
 }
 
 // pretokens splits s with the Qwen2 pattern and encodes each piece.
-func (t *Tokenizer) pretokens(s string, out *[]int) int {
+func (t *Tokenizer) pretokens(c *wordCache, s string, out *[]int) int {
 	n := 0
 	for i := 0; i < len(s); {
 		j := nextPretoken(s, i)
-		n += t.word(s[i:j], out)
+		n += t.word(c, s[i:j], out)
 		i = j
 	}
 	return n
 }
 
-// word encodes one pre-token, through the cache when it is short.
-func (t *Tokenizer) word(w string, out *[]int) int {
+// word encodes one pre-token, through the cache c when it is short.
+func (t *Tokenizer) word(c *wordCache, w string, out *[]int) int {
 	if len(w) == 1 {
 		if out != nil {
 			*out = append(*out, int(t.byteIDs[w[0]]))
@@ -219,34 +233,29 @@ func (t *Tokenizer) word(w string, out *[]int) int {
 		return 1
 	}
 	if len(w) <= maxCachedWord {
-		h := t.cache.hash(w)
-		if n, ok := t.cache.get(h, w, out); ok {
-			return n
+		k := c.key(w)
+		s, sl := c.find(k, w)
+		if sl.textLen != 0 {
+			return s.get(sl, out)
 		}
 		if id, ok := t.whole(w); ok {
 			ids := []int32{id}
-			t.cache.put(h, w, ids)
+			s.put(sl, k, w, ids)
 			appendIDs(out, ids)
 			return 1
 		}
-		sc := t.pool.Get().(*scratch)
-		ids := t.bpe(sc, w)
-		t.cache.put(h, w, ids)
+		ids := t.bpe(&c.sc, w)
+		s.put(sl, k, w, ids)
 		appendIDs(out, ids)
-		n := len(ids)
-		t.pool.Put(sc)
-		return n
+		return len(ids)
 	}
 	if id, ok := t.whole(w); ok {
 		appendIDs(out, []int32{id})
 		return 1
 	}
-	sc := t.pool.Get().(*scratch)
-	ids := t.bpe(sc, w)
+	ids := t.bpe(&c.sc, w)
 	appendIDs(out, ids)
-	n := len(ids)
-	t.pool.Put(sc)
-	return n
+	return len(ids)
 }
 
 // whole returns the id of w as one token when the model's ignore_merges

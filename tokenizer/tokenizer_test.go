@@ -265,20 +265,29 @@ func TestNFC(t *testing.T) {
 	}
 }
 
-// TestConcurrent encodes from several goroutines; run with -race.
+// TestConcurrent encodes from several goroutines, with as many word caches
+// as GOMAXPROCS and with a single one (every call but one waits for it);
+// run with -race.
 func TestConcurrent(t *testing.T) {
-	tk := qwenTokenizer(t)
+	shared := qwenTokenizer(t)
+	one := *shared
+	one.caches = newCacheSet(1)
 	cases := readGolden(t)
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Go(func() {
-			for i := g; i < len(cases); i += 2 {
-				c := cases[i]
-				if got := tk.Count(c.Text); got != len(c.IDs) {
-					t.Errorf("goroutine %d: Count(%q) = %d, want %d", g, c.Text, got, len(c.IDs))
+	for name, tk := range map[string]*Tokenizer{"shared": shared, "one cache": &one} {
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := g; i < len(cases); i += 2 {
+					c := cases[i]
+					if got := tk.Count(c.Text); got != len(c.IDs) {
+						t.Errorf("%s, goroutine %d: Count(%q) = %d, want %d", name, g, c.Text, got, len(c.IDs))
+					}
+					if got := tk.Encode(c.Text); !slices.Equal(got, c.IDs) {
+						t.Errorf("%s, goroutine %d: Encode(%q) = %v, want %v", name, g, c.Text, got, c.IDs)
+					}
 				}
-			}
-		})
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 }

@@ -1,0 +1,82 @@
+package tokenizer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestWordCache fills one cache far past its bound with words of every
+// length from 2 to maxCachedWord bytes (zero bytes and shared prefixes
+// among them) and id lists of 1 to 8 ids, checking that each word is found
+// right after it is put, that a word is never found with another's ids, and
+// that the shards stay bounded.
+func TestWordCache(t *testing.T) {
+	c := newCacheSet(1).acquire()
+	defer c.release()
+	word := func(i int) string {
+		w := fmt.Sprintf("%d\x00", i) + strings.Repeat("x", maxCachedWord)
+		return w[:2+i%(maxCachedWord-1)]
+	}
+	idsOf := func(i int) []int32 {
+		ids := make([]int32, 1+i%8)
+		for j := range ids {
+			ids[j] = int32(i*8 + j)
+		}
+		return ids
+	}
+	const words = 5 * cacheShards * shardEntries
+	seen := map[string]int{}
+	for i := range words {
+		w := word(i)
+		if j, ok := seen[w]; ok && j != i {
+			continue // a shorter prefix made two words equal
+		}
+		seen[w] = i
+		k := c.key(w)
+		s, sl := c.find(k, w)
+		if sl.textLen != 0 {
+			t.Fatalf("word %q found before it was put", w)
+		}
+		s.put(sl, k, w, idsOf(i))
+		s, sl = c.find(k, w)
+		var got []int
+		if sl.textLen == 0 || s.get(sl, &got) != len(idsOf(i)) {
+			t.Fatalf("word %q not found right after it was put", w)
+		}
+		if want := idsOf(i); !slices.Equal(got, toInts(want)) {
+			t.Fatalf("word %q: ids %v, want %v", w, got, want)
+		}
+	}
+	found := 0
+	for w, i := range seen {
+		k := c.key(w)
+		s, sl := c.find(k, w)
+		if sl.textLen == 0 {
+			continue
+		}
+		found++
+		var got []int
+		s.get(sl, &got)
+		if want := idsOf(i); !slices.Equal(got, toInts(want)) {
+			t.Fatalf("word %q: ids %v, want %v", w, got, want)
+		}
+	}
+	if found == 0 || found > cacheShards*shardEntries {
+		t.Errorf("%d words cached, want 1 to %d", found, cacheShards*shardEntries)
+	}
+	for i := range c.shards {
+		if n := c.shards[i].n; n > shardEntries {
+			t.Errorf("shard %d holds %d words, more than %d", i, n, shardEntries)
+		}
+	}
+}
+
+func toInts(ids []int32) []int {
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		out[i] = int(id)
+	}
+	return out
+}

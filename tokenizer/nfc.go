@@ -1,0 +1,72 @@
+package tokenizer
+
+import (
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// nfcInert marks the runes of the Basic Multilingual Plane that are in NFC
+// on their own, have canonical combining class 0 and combine with nothing
+// before them (norm's BoundaryBefore): every ASCII rune, most letters of
+// every script. Normalization never changes a run of such runes, and text
+// can be checked one piece at a time between them. Built on first use.
+var nfcInert = sync.OnceValue(func() *[1 << 10]uint64 {
+	var m [1 << 10]uint64
+	for r := rune(0); r < 1<<16; r++ {
+		if !utf8.ValidRune(r) {
+			continue
+		}
+		s := string(r)
+		if norm.NFC.IsNormalString(s) && norm.NFC.PropertiesString(s).BoundaryBefore() {
+			m[r>>6] |= 1 << (r & 63)
+		}
+	}
+	return &m
+})
+
+// isNFC reports whether s is in NFC, as norm.NFC.IsNormalString(s) does:
+// it steps over inert runes (nfcInert) and hands norm only the pieces
+// around the others, each from the inert rune before it (which may compose
+// with what follows) to the next inert rune, a normalization boundary.
+// Text with bytes that are not UTF-8 goes to norm whole.
+func isNFC(s string) bool {
+	inert := nfcInert()
+	last := 0 // where the last inert rune starts
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			last = i
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if r < 1<<16 && inert[r>>6]&(1<<(r&63)) != 0 {
+			last = i
+			i += w
+			continue
+		}
+		if r == utf8.RuneError && w == 1 {
+			return norm.NFC.IsNormalString(s)
+		}
+		end := i + w
+		for end < len(s) {
+			if s[end] < utf8.RuneSelf {
+				break
+			}
+			r, w := utf8.DecodeRuneInString(s[end:])
+			if r < 1<<16 && inert[r>>6]&(1<<(r&63)) != 0 {
+				break
+			}
+			if r == utf8.RuneError && w == 1 {
+				return norm.NFC.IsNormalString(s)
+			}
+			end += w
+		}
+		if !norm.NFC.IsNormalString(s[last:end]) {
+			return false
+		}
+		i = end
+	}
+	return true
+}
