@@ -327,7 +327,9 @@ func benchRecords(b *testing.B) ([][]byte, int64) {
 
 // BenchmarkDecodeRollout decodes every fixture record, through the fast
 // path and through json.Unmarshal: the whole of decodeRollout, and
-// (wire-) only the reading of the JSON into wireRollout.
+// (wire-) only the reading of the JSON into wireRollout. A whole build's
+// share is measured with tools/buildbench -base against an earlier binary
+// and a --cpuprofile of each.
 func BenchmarkDecodeRollout(b *testing.B) {
 	recs, n := benchRecords(b)
 	for _, bc := range []struct {
