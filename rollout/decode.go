@@ -15,6 +15,10 @@ type wireMessage struct {
 	Content   json.RawMessage `json:"content"`
 	Tokens    json.RawMessage `json:"tokens"`
 	ToolCalls json.RawMessage `json:"tool_calls"`
+	// text is Content's string when decodeWireFast decoded it (hasText),
+	// as json.Unmarshal gives it; else text reads Content.
+	text    string
+	hasText bool
 }
 
 type wireAPI struct {
@@ -46,15 +50,17 @@ func Decode(rec Record) (Trajectory, error) {
 	if f == nil {
 		f = Rollout
 	}
-	replaced, err := checkUTF8(rec)
-	if err != nil {
-		return Trajectory{Pos: rec.Pos}, err
+	var t Trajectory
+	var err error
+	if f == Rollout {
+		// Its one-pass reader tells whether the record is valid UTF-8.
+		t, err = decodeRolloutChecked(rec)
+	} else {
+		t, err = decodeChecked(rec, f)
 	}
-	t, err := f.decode(rec)
 	if err != nil {
 		return t, err
 	}
-	t.Replaced = replaced
 	if t.Outcome == "" {
 		t.Outcome = OutcomeNone
 	}
@@ -64,6 +70,46 @@ func Decode(rec Record) (Trajectory, error) {
 	if rec.Run != "" && !f.ownIDs {
 		t.ID = rec.Run + "/" + t.ID
 	}
+	return t, nil
+}
+
+// decodeChecked is f.decode after checkUTF8, with t.Replaced set.
+func decodeChecked(rec Record, f *Format) (Trajectory, error) {
+	replaced, err := checkUTF8(rec)
+	if err != nil {
+		return Trajectory{Pos: rec.Pos}, err
+	}
+	t, err := f.decode(rec)
+	if err != nil {
+		return t, err
+	}
+	t.Replaced = replaced
+	return t, nil
+}
+
+// decodeRolloutChecked is decodeChecked(rec, Rollout) without a pass of
+// its own over a record that decodeWireFast reads and finds valid UTF-8.
+func decodeRolloutChecked(rec Record) (Trajectory, error) {
+	var w wireRollout
+	fast, valid := decodeWireFast(rec.Data, &w)
+	replaced := 0
+	if !fast || !valid {
+		var err error
+		if replaced, err = checkUTF8(rec); err != nil {
+			return Trajectory{Pos: rec.Pos}, err
+		}
+	}
+	if !fast {
+		w = wireRollout{}
+		if err := json.Unmarshal(rec.Data, &w); err != nil {
+			return Trajectory{}, rec.Errorf(locate(rec.Data, err), "%w", JSONCause(err))
+		}
+	}
+	t, err := rolloutFromWire(rec, &w)
+	if err != nil {
+		return t, err
+	}
+	t.Replaced = replaced
 	return t, nil
 }
 
@@ -79,6 +125,11 @@ func decodeRolloutWith(rec Record, wire func(data []byte, w *wireRollout) error)
 	if err := wire(rec.Data, &w); err != nil {
 		return Trajectory{}, rec.Errorf(locate(rec.Data, err), "%w", JSONCause(err))
 	}
+	return rolloutFromWire(rec, &w)
+}
+
+// rolloutFromWire checks and converts a read record.
+func rolloutFromWire(rec Record, w *wireRollout) (Trajectory, error) {
 	t := Trajectory{Pos: rec.Pos}
 	switch {
 	case w.CustomID == nil:
@@ -219,7 +270,14 @@ func chatMessages(rec Record, ws []wireMessage) ([]Message, error) {
 		default:
 			return nil, rec.Errorf(field.role, "want \"user\", \"assistant\" or \"tool\", got %q", role)
 		}
-		content, ok, err := text(rec, field.content, m.Content)
+		var content string
+		var ok bool
+		var err error
+		if m.hasText {
+			content, ok, err = m.text, true, checkSize(rec, field.content, m.text)
+		} else {
+			content, ok, err = text(rec, field.content, m.Content)
+		}
 		if err != nil {
 			return nil, err
 		}

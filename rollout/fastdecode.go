@@ -11,7 +11,7 @@ import (
 // read in one pass by decodeWireFast; whatever it declines goes to
 // json.Unmarshal, which then decides and words every error.
 func decodeWire(data []byte, w *wireRollout) error {
-	if decodeWireFast(data, w) {
+	if ok, _ := decodeWireFast(data, w); ok {
 		return nil
 	}
 	*w = wireRollout{}
@@ -30,12 +30,17 @@ func decodeWire(data []byte, w *wireRollout) error {
 // or not valid UTF-8 (json replaces invalid bytes), an array element that
 // is not an object, nesting deeper than maxFastDepth, and data after the
 // record's object. On true, w is what json.Unmarshal gives, except that
-// its raw values share data's bytes rather than copying them.
-func decodeWireFast(data []byte, w *wireRollout) bool {
+// its raw values share data's bytes rather than copying them, and a
+// message content that is a string literal is decoded as well (text,
+// hasText) unless it has \u surrogates or invalid UTF-8. valid then
+// reports whether all of data is valid UTF-8: a record the fast path
+// accepts has non-ASCII bytes only inside its strings, and each string
+// with some is checked as it is read.
+func decodeWireFast(data []byte, w *wireRollout) (ok, valid bool) {
 	s := fastScanner{b: data}
 	s.space()
 	var seen uint8
-	ok := s.object(func(key []byte) bool {
+	ok = s.object(func(key []byte) bool {
 		var bit uint8
 		var ok bool
 		switch string(key) {
@@ -67,10 +72,10 @@ func decodeWireFast(data []byte, w *wireRollout) bool {
 		return ok
 	})
 	if !ok {
-		return false
+		return false, false
 	}
 	s.space()
-	return s.i == len(s.b)
+	return s.i == len(s.b), !s.invalid
 }
 
 var (
@@ -91,6 +96,10 @@ type fastScanner struct {
 	b     []byte
 	i     int
 	depth int
+	// invalid: a string read so far holds invalid UTF-8.
+	invalid bool
+	// buf collects a content string's decoded bytes.
+	buf []byte
 }
 
 // space skips JSON whitespace.
@@ -286,7 +295,13 @@ func (s *fastScanner) messages() ([]wireMessage, bool) {
 				m.Role, ok = s.stringPtr()
 			case "content":
 				bit = 2
-				m.Content, ok = s.raw()
+				if s.i < len(s.b) && s.b[s.i] == '"' {
+					start := s.i
+					m.text, m.hasText, ok = s.strText()
+					m.Content = s.b[start:s.i:s.i]
+				} else {
+					m.Content, ok = s.raw()
+				}
 			case "tokens":
 				bit = 4
 				m.Tokens, ok = s.raw()
@@ -510,12 +525,17 @@ func (s *fastScanner) str() (esc, ok bool) {
 		return false, false
 	}
 	i++
+	start := i
+	var hi uint64 // the bytes passed, or-ed: non-ASCII if its high bit is set
 	for {
 		// Eight bytes at a time while none is a quote, a backslash or a
 		// control character.
-		// Eight bytes at a time while none is a quote, a backslash or a
-		// control character.
-		for len(b)-i >= 8 && special8(binary.LittleEndian.Uint64(b[i:])) == 0 {
+		for len(b)-i >= 8 {
+			x := binary.LittleEndian.Uint64(b[i:])
+			if special8(x) != 0 {
+				break
+			}
+			hi |= x
 			i += 8
 		}
 		if i >= len(b) {
@@ -524,6 +544,9 @@ func (s *fastScanner) str() (esc, ok bool) {
 		switch c := b[i]; {
 		case c == '"':
 			s.i = i + 1
+			if hi&highs != 0 && !utf8.Valid(b[start:i]) {
+				s.invalid = true
+			}
 			return esc, true
 		case c == '\\':
 			esc = true
@@ -544,6 +567,100 @@ func (s *fastScanner) str() (esc, ok bool) {
 		case c < 0x20:
 			return false, false
 		default:
+			hi |= uint64(c)
+			i++
+		}
+	}
+}
+
+// strText reads a string literal at i as str does, decoding it on the way
+// as json.Unmarshal into a string would: plain runs are copied, escapes
+// replaced. decoded is false, the literal read but left to unquoteString,
+// for what json.Unmarshal treats in ways of its own: a \u surrogate
+// (paired or not) and invalid UTF-8 (replaced by U+FFFD).
+func (s *fastScanner) strText() (text string, decoded, ok bool) {
+	b := s.b
+	i := s.i
+	if i >= len(b) || b[i] != '"' {
+		return "", false, false
+	}
+	i++
+	start := i
+	run := i // the start of the plain run not yet in out
+	out := s.buf[:0]
+	esc := false
+	decoded = true
+	var hi uint64
+	for {
+		for len(b)-i >= 8 {
+			x := binary.LittleEndian.Uint64(b[i:])
+			if special8(x) != 0 {
+				break
+			}
+			hi |= x
+			i += 8
+		}
+		if i >= len(b) {
+			return "", false, false
+		}
+		switch c := b[i]; {
+		case c == '"':
+			s.i = i + 1
+			if hi&highs != 0 && !utf8.Valid(b[start:i]) {
+				s.invalid = true
+				return "", false, true
+			}
+			if !esc {
+				return string(b[start:i]), true, true
+			}
+			if !decoded {
+				return "", false, true
+			}
+			out = append(out, b[run:i]...)
+			s.buf = out
+			return string(out), true, true
+		case c == '\\':
+			if i+1 >= len(b) {
+				return "", false, false
+			}
+			if decoded {
+				out = append(out, b[run:i]...)
+			}
+			esc = true
+			n := 2
+			switch e := b[i+1]; e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := hex4(b[i+2:])
+				if !ok {
+					return "", false, false
+				}
+				if utf8.RuneLen(r) < 0 { // a surrogate: pairs are json's
+					decoded = false
+				} else if decoded {
+					out = utf8.AppendRune(out, r)
+				}
+				n = 6
+			default:
+				return "", false, false
+			}
+			i += n
+			run = i
+		case c < 0x20:
+			return "", false, false
+		default:
+			hi |= uint64(c)
 			i++
 		}
 	}

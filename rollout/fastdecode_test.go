@@ -3,12 +3,14 @@ package rollout
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -67,14 +69,37 @@ func unmarshalWire(data []byte, w *wireRollout) error { return json.Unmarshal(da
 // path may decline, but what it accepts json.Unmarshal accepts, with a
 // deep-equal result; and the Trajectory (or error) decodeRollout makes is
 // the same either way. It reports whether the fast path was taken.
+//
+// It also checks what the fast path reads on the way: that it tells valid
+// UTF-8 exactly, that a content string it decodes is json.Unmarshal's, and
+// that Decode (which skips its own UTF-8 pass after it) gives what it did
+// with checkUTF8 and json.Unmarshal, with and without replacement.
 func checkFast(t testing.TB, data []byte) bool {
 	t.Helper()
 	var got, want wireRollout
-	fast := decodeWireFast(data, &got)
+	fast, valid := decodeWireFast(data, &got)
 	err := json.Unmarshal(data, &want)
 	if fast {
 		if err != nil {
 			t.Fatalf("the fast path accepts what json.Unmarshal rejects (%v):\n%q", err, data)
+		}
+		if valid != utf8.Valid(data) {
+			t.Fatalf("the fast path says valid UTF-8 %v, utf8.Valid %v, for %q", valid, !valid, data)
+		}
+		for i := range got.Messages {
+			m := &got.Messages[i]
+			if m.hasText {
+				var s string
+				if err := json.Unmarshal(m.Content, &s); err != nil || s != m.text {
+					t.Fatalf("messages[%d]: the fast path decodes %q as %q; json.Unmarshal %q (%v)", i, m.Content, m.text, s, err)
+				}
+			} else if m.text != "" {
+				t.Fatalf("messages[%d]: text %q without hasText", i, m.text)
+			}
+			if lit := m.Content; len(lit) > 0 && lit[0] == '"' && !m.hasText && utf8.Valid(lit) && !bytes.Contains(lit, []byte(`\u`)) {
+				t.Fatalf("messages[%d]: content %q left undecoded", i, lit)
+			}
+			m.text, m.hasText = "", false
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("the fast path gives\n%s\njson.Unmarshal\n%s\nfor %q", dumpWire(got), dumpWire(want), data)
@@ -89,7 +114,33 @@ func checkFast(t testing.TB, data []byte) bool {
 	if !reflect.DeepEqual(tf, tu) {
 		t.Fatalf("decodeRollout gives\n%+v\nthrough json.Unmarshal\n%+v\nfor %q", tf, tu, data)
 	}
+	for _, opts := range []*Options{nil, {ReplaceInvalidUTF8: true}, {MaxMessageBytes: 8, ReplaceInvalidUTF8: true}} {
+		rec.Options = opts
+		tc, ec := decodeRolloutChecked(rec)
+		tr, er := decodeReference(rec)
+		if fmt.Sprint(ec) != fmt.Sprint(er) {
+			t.Fatalf("decodeRolloutChecked (options %+v) errors %v; checkUTF8 and json.Unmarshal %v\nfor %q", opts, ec, er, data)
+		}
+		if !reflect.DeepEqual(tc, tr) {
+			t.Fatalf("decodeRolloutChecked (options %+v) gives\n%+v\ncheckUTF8 and json.Unmarshal\n%+v\nfor %q", opts, tc, tr, data)
+		}
+	}
 	return fast
+}
+
+// decodeReference is what Decode did for the rollout format before its
+// reader checked UTF-8: checkUTF8, then the record through json.Unmarshal.
+func decodeReference(rec Record) (Trajectory, error) {
+	replaced, err := checkUTF8(rec)
+	if err != nil {
+		return Trajectory{Pos: rec.Pos}, err
+	}
+	t, err := decodeRolloutWith(rec, unmarshalWire)
+	if err != nil {
+		return t, err
+	}
+	t.Replaced = replaced
+	return t, nil
 }
 
 // dumpWire shows a wireRollout with its pointers followed and nil told
@@ -172,6 +223,26 @@ var fastCases = []struct {
 	{"unicode escapes in id", `{"custom_id":"\u00e9\t\"x\"",` + fastMsgs + `}`, true},
 	{"surrogate pair in id", `{"custom_id":"\ud83d\ude00",` + fastMsgs + `}`, false},
 	{"lone surrogate in content", `{"custom_id":"t","messages":[{"role":"user","content":"\ud800"}]}`, true},
+	{"content escapes", `{"custom_id":"t","messages":[{"role":"user","content":"a\nb\t\"c\"\\d\/e\b\f\r"},{"role":"assistant","content":"\n"},{"role":"user","content":"\\"}]}`, true},
+	{"content unicode escapes", `{"custom_id":"t","messages":[{"role":"user","content":"\u003cthink\u003e \u0000\u001f\u007f\u0080\u00e9\u07ff\u0800\uFFFD\uffff\uE000"}]}`, true},
+	{"content escape at the ends", `{"custom_id":"t","messages":[{"role":"user","content":"\u00e9 plain run of more than eight bytes \n"},{"role":"user","content":""}]}`, true},
+	{"content surrogate pair", `{"custom_id":"t","messages":[{"role":"user","content":"x\ud83d\ude00y\n"}]}`, true},
+	{"content reversed surrogates", `{"custom_id":"t","messages":[{"role":"user","content":"\ude00\ud83d"}]}`, true},
+	{"content high surrogate then escape", `{"custom_id":"t","messages":[{"role":"user","content":"\ud83d\n\u0041"}]}`, true},
+	{"content raw utf-8 and escapes", `{"custom_id":"t","messages":[{"role":"user","content":"é\n😀\u00e9ü long enough to pass eight"}]}`, true},
+	{"content invalid utf-8 and escapes", "{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"\\n\xe2\x82\\u00e9 and \xc0\xaf \xed\xa0\x80\xf4\x90\x80\x80 eight\"}]}", true},
+	{"content invalid utf-8 in a long run", "{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"abcdefgh\xffabcdefgh\"}]}", true},
+	{"content truncated utf-8 at the end", "{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"abc\xe2\x82\"}]}", true},
+	{"invalid utf-8 in tool calls", "{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"function\":{\"name\":\"l\xffs\",\"arguments\":\"{}\"}}]}]}", true},
+	{"invalid utf-8 in metadata value", "{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"metadata\":{\"task\":\"s\xff\"}}", true},
+	{"invalid utf-8 in a declined record", "{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"a\xff\"}],\"Budget\":1}", false},
+	{"invalid utf-8 in a bad record", "{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"a\xff\"}],\"budget\":-1}", true},
+	{"content control character after escape", "{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"\\n\x01\"}]}", false},
+	{"content bad escape after escape", `{"custom_id":"t","messages":[{"role":"user","content":"\n\q"}]}`, false},
+	{"content bad unicode escape", `{"custom_id":"t","messages":[{"role":"user","content":"\n\u12g4"}]}`, false},
+	{"content truncated escape", `{"custom_id":"t","messages":[{"role":"user","content":"\n\`, false},
+	{"content unterminated", `{"custom_id":"t","messages":[{"role":"user","content":"abc\n`, false},
+	{"content over the limit", `{"custom_id":"t","messages":[{"role":"user","content":"` + strings.Repeat(`\n`, 10) + `"}]}`, true},
 	{"raw utf-8", `{"custom_id":"é😀","messages":[{"role":"user","content":"ü"}],"metadata":{"ключ":1}}`, true},
 	{"invalid utf-8 in content", "{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"a\xffb\"}]}", true},
 	{"invalid utf-8 in id", "{\"custom_id\":\"t\xff\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}", false},
@@ -230,6 +301,63 @@ var fastCases = []struct {
 	{"missing colon", `{"custom_id" "t"}`, false},
 	{"missing comma", `{"custom_id":"t" "budget":1}`, false},
 	{"single quotes", `{'custom_id':'t'}`, false},
+}
+
+// TestDecodeContents pins what Decode makes of message contents that the
+// one-pass reader decodes itself or leaves to json.Unmarshal, and the
+// errors and replacement counts of invalid UTF-8 it finds on the way.
+func TestDecodeContents(t *testing.T) {
+	rec := func(content string) []byte {
+		return []byte(`{"custom_id":"t","messages":[{"role":"user","content":"` + content + `"}]}`)
+	}
+	for _, tt := range []struct {
+		name     string
+		data     []byte
+		opts     *Options
+		want     string
+		replaced int
+		err      string
+	}{
+		{"plain", rec("hello, world"), nil, "hello, world", 0, ""},
+		{"escapes", rec(`a\nb\t\"c\\d\/`), nil, "a\nb\t\"c\\d/", 0, ""},
+		{"unicode escapes", rec(`\u003cthink\u003e\u00e9\u20ac\u0000`), nil, "<think>é€\x00", 0, ""},
+		{"surrogate pair", rec(`\ud83d\ude00!`), nil, "😀!", 0, ""},
+		{"lone surrogate", rec(`a\ud800b`), nil, "a\uFFFDb", 0, ""},
+		{"raw utf-8", rec("é😀 and more than eight bytes"), nil, "é😀 and more than eight bytes", 0, ""},
+		{"invalid utf-8", rec("caf\xe9 \xff\\n"), nil, "", 0,
+			`r.jsonl:3: messages[0].content: invalid UTF-8 at byte 58 of the record (pass --replace-invalid-utf8 to replace it with U+FFFD)`},
+		{"invalid utf-8 replaced", rec("caf\xe9 \xff\\n"), &Options{ReplaceInvalidUTF8: true}, "caf\uFFFD \uFFFD\n", 2, ""},
+		{"truncated utf-8 in a long run replaced", rec("abcdefgh\xe2\x82abcdefgh"), &Options{ReplaceInvalidUTF8: true}, "abcdefgh\uFFFD\uFFFDabcdefgh", 2, ""},
+		{"invalid utf-8 elsewhere", []byte("{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"a\\n\"}],\"metadata\":{\"task\":\"s\xff\"}}"), nil, "", 0,
+			`r.jsonl:3: metadata.task: invalid UTF-8 at byte 83 of the record (pass --replace-invalid-utf8 to replace it with U+FFFD)`},
+		{"invalid utf-8 elsewhere replaced", []byte("{\"custom_id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"a\\n\"}],\"metadata\":{\"task\":\"s\xff\"}}"), &Options{ReplaceInvalidUTF8: true}, "a\n", 1, ""},
+		{"over the limit", rec(`\n\n\n\n\n`), &Options{MaxMessageBytes: 4}, "", 0,
+			`r.jsonl:3: messages[0].content: over the size limit: 5 bytes, more than the message limit 4`},
+		{"at the limit", rec(`\n\n\n\n`), &Options{MaxMessageBytes: 4}, "\n\n\n\n", 0, ""},
+		{"control character", rec("a\x01"), nil, "", 0,
+			`r.jsonl:3: invalid JSON at byte 57: invalid character '\x01' in string literal`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Decode(Record{Pos: Position{File: "r.jsonl", Line: 3, Index: -1}, Data: tt.data, Options: tt.opts})
+			if fmt.Sprint(err) != fmt.Sprint(errString(tt.err)) {
+				t.Fatalf("error %v, want %s", err, tt.err)
+			}
+			if err != nil {
+				return
+			}
+			if got.Messages[0].Content != tt.want || got.Replaced != tt.replaced {
+				t.Errorf("content %q with %d replaced, want %q with %d", got.Messages[0].Content, got.Replaced, tt.want, tt.replaced)
+			}
+		})
+	}
+}
+
+// errString is s as an error, nil for "".
+func errString(s string) error {
+	if s == "" {
+		return nil
+	}
+	return errors.New(s)
 }
 
 func TestDecodeWireFastCases(t *testing.T) {
@@ -327,9 +455,10 @@ func benchRecords(b *testing.B) ([][]byte, int64) {
 
 // BenchmarkDecodeRollout decodes every fixture record, through the fast
 // path and through json.Unmarshal: the whole of decodeRollout, and
-// (wire-) only the reading of the JSON into wireRollout. A whole build's
-// share is measured with tools/buildbench -base against an earlier binary
-// and a --cpuprofile of each.
+// (wire-) only the reading of the JSON into wireRollout; and Decode, the
+// UTF-8 check included. A whole build's share is measured with
+// tools/buildbench -base against an earlier binary and a --cpuprofile of
+// each.
 func BenchmarkDecodeRollout(b *testing.B) {
 	recs, n := benchRecords(b)
 	for _, bc := range []struct {
@@ -365,6 +494,18 @@ func BenchmarkDecodeRollout(b *testing.B) {
 			}
 		})
 	}
+	// What a build calls: the UTF-8 check as well.
+	b.Run("Decode", func(b *testing.B) {
+		b.SetBytes(n)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, r := range recs {
+				if _, err := Decode(Record{Data: r}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
 }
 
 func TestMessageField(t *testing.T) {
@@ -387,6 +528,9 @@ func TestWireKeys(t *testing.T) {
 	tags := func(typ reflect.Type) []string {
 		var names []string
 		for f := range typ.Fields() {
+			if !f.IsExported() { // what the fast path reads beside JSON
+				continue
+			}
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			names = append(names, name)
 		}
