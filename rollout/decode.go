@@ -102,7 +102,7 @@ func decodeRolloutChecked(rec Record) (Trajectory, error) {
 	if !fast {
 		w = wireRollout{}
 		if err := json.Unmarshal(rec.Data, &w); err != nil {
-			return Trajectory{}, rec.Errorf(locate(rec.Data, err), "%w", JSONCause(err))
+			return Trajectory{}, wireError(rec, err)
 		}
 	}
 	t, err := rolloutFromWire(rec, &w)
@@ -123,9 +123,14 @@ func decodeRollout(rec Record) (Trajectory, error) {
 func decodeRolloutWith(rec Record, wire func(data []byte, w *wireRollout) error) (Trajectory, error) {
 	var w wireRollout
 	if err := wire(rec.Data, &w); err != nil {
-		return Trajectory{}, rec.Errorf(locate(rec.Data, err), "%w", JSONCause(err))
+		return Trajectory{}, wireError(rec, err)
 	}
 	return rolloutFromWire(rec, &w)
+}
+
+// wireError is json.Unmarshal's error on a record, at the field it names.
+func wireError(rec Record, err error) error {
+	return rec.Errorf(locate(rec.Data, err), "%w", JSONCause(err))
 }
 
 // rolloutFromWire checks and converts a read record.
