@@ -195,8 +195,8 @@ func (t *Tokenizer) run(c *wordCache, s string, out *[]int) int {
 // segment encodes text between raw added tokens: normalize, cut out the
 // normalized added tokens, pre-tokenize the rest.
 func (t *Tokenizer) segment(c *wordCache, s string, out *[]int) int {
-	if t.nfc && !isNFC(s) {
-		s = norm.NFC.String(s)
+	if t.nfc {
+		s = toNFC(s)
 	}
 	n := 0
 	for s != "" {
