@@ -17,6 +17,7 @@ const (
 	shardSlots    = 2 * shardEntries // a power of two: the table is at most half full
 	maxCachedWord = 128
 	maxCaches     = 8
+	frontBits     = 12 // the front table has 1<<frontBits slots, 128 KB
 )
 
 // wordCache maps pre-tokens to their BPE ids and holds the scratch buffers
@@ -28,10 +29,14 @@ const (
 // bytes is kept in its slot, as two integers, and so are up to three ids,
 // so that looking up a short word of few tokens — most words — reads one
 // cache line and compares two integers; longer words and id lists go to
-// two arenas. The shards are allocated on first use.
+// two arenas. In front of the shards, a direct-mapped table of 128 KB,
+// small enough to stay in a core's L2 cache, holds the short words last
+// found or put, so the frequent words of warm text are found there. The
+// tables are allocated on first use.
 type wordCache struct {
 	mu     sync.Mutex
 	seed   uint64
+	front  []cacheSlot // 1<<frontBits slots, at hash>>(64-frontBits)
 	shards []cacheShard
 	sc     scratch
 	_      [64]byte // keep two caches' mutexes off one cache line
@@ -96,6 +101,7 @@ func (c *wordCache) release() { c.mu.Unlock() }
 // ready allocates c's shards on first use. The caller holds c.mu.
 func (c *wordCache) ready() *wordCache {
 	if c.shards == nil {
+		c.front = make([]cacheSlot, 1<<frontBits)
 		c.shards = make([]cacheShard, cacheShards)
 		for i := range c.shards {
 			c.shards[i].slots = make([]cacheSlot, shardSlots)
@@ -141,6 +147,20 @@ func le32(s string) uint32 {
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
+// fronted returns the front slot of w, when it holds w.
+func (c *wordCache) fronted(k wordKey, w string) (*cacheSlot, bool) {
+	f := &c.front[k.hash>>(64-frontBits)]
+	return f, len(w) <= 16 && f.textLen == uint8(len(w)) && f.k0 == k.k0 && f.k1 == k.k1
+}
+
+// promote copies sl, a slot of the shards, into the front table when the
+// word and its ids fit in it.
+func (c *wordCache) promote(k wordKey, sl *cacheSlot) {
+	if sl.textLen <= 16 && int(sl.idsLen) <= len(sl.ids) {
+		c.front[k.hash>>(64-frontBits)] = *sl
+	}
+}
+
 // find returns w's shard and its slot there, or the free slot where it
 // would go.
 func (c *wordCache) find(k wordKey, w string) (*cacheShard, *cacheSlot) {
@@ -182,8 +202,9 @@ func (s *cacheShard) get(sl *cacheSlot, out *[]int) int {
 }
 
 // put caches w (2 ≤ len(w) ≤ maxCachedWord) with ids (len(ids) ≤ len(w)),
-// copying both, in sl, the free slot find returned for it.
-func (s *cacheShard) put(sl *cacheSlot, k wordKey, w string, ids []int32) {
+// copying both, in sl, the free slot find returned for it, and returns the
+// slot it took.
+func (s *cacheShard) put(sl *cacheSlot, k wordKey, w string, ids []int32) *cacheSlot {
 	if s.n >= shardEntries {
 		s.clear()
 		sl = s.lookup(k, w)
@@ -200,6 +221,7 @@ func (s *cacheShard) put(sl *cacheSlot, k wordKey, w string, ids []int32) {
 		s.ids = append(s.ids, ids...)
 	}
 	s.n++
+	return sl
 }
 
 // clear empties the shard, keeping its arenas' capacity.
@@ -213,6 +235,7 @@ func (s *cacheSet) reset() {
 	for i := range s.caches {
 		c := &s.caches[i]
 		c.mu.Lock()
+		clear(c.front)
 		for j := range c.shards {
 			c.shards[j].clear()
 		}

@@ -11,7 +11,9 @@ import (
 // length from 2 to maxCachedWord bytes (zero bytes and shared prefixes
 // among them) and id lists of 1 to 8 ids, checking that each word is found
 // right after it is put, that a word is never found with another's ids, and
-// that the shards stay bounded.
+// that the shards stay bounded; and that the front table holds each short
+// word of few ids right after it is put, and never a word with another's
+// ids.
 func TestWordCache(t *testing.T) {
 	c := newCacheSet(1).acquire()
 	defer c.release()
@@ -39,7 +41,7 @@ func TestWordCache(t *testing.T) {
 		if sl.textLen != 0 {
 			t.Fatalf("word %q found before it was put", w)
 		}
-		s.put(sl, k, w, idsOf(i))
+		c.promote(k, s.put(sl, k, w, idsOf(i)))
 		s, sl = c.find(k, w)
 		var got []int
 		if sl.textLen == 0 || s.get(sl, &got) != len(idsOf(i)) {
@@ -47,6 +49,18 @@ func TestWordCache(t *testing.T) {
 		}
 		if want := idsOf(i); !slices.Equal(got, toInts(want)) {
 			t.Fatalf("word %q: ids %v, want %v", w, got, want)
+		}
+		f, ok := c.fronted(k, w)
+		if short := len(w) <= 16 && len(idsOf(i)) <= 3; ok != short {
+			t.Fatalf("word %q with %d ids: in the front table %v, want %v", w, len(idsOf(i)), ok, short)
+		}
+		if ok && !slices.Equal(f.ids[:f.idsLen], idsOf(i)) {
+			t.Fatalf("word %q: front ids %v, want %v", w, f.ids[:f.idsLen], idsOf(i))
+		}
+	}
+	for w, i := range seen {
+		if f, ok := c.fronted(c.key(w), w); ok && !slices.Equal(f.ids[:f.idsLen], idsOf(i)) {
+			t.Fatalf("word %q: front ids %v, want %v", w, f.ids[:f.idsLen], idsOf(i))
 		}
 	}
 	found := 0

@@ -41,13 +41,13 @@ func isNFC(s string) bool {
 			continue
 		}
 		r, w := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && w == 1 {
+			return norm.NFC.IsNormalString(s)
+		}
 		if r < 1<<16 && inert[r>>6]&(1<<(r&63)) != 0 {
 			last = i
 			i += w
 			continue
-		}
-		if r == utf8.RuneError && w == 1 {
-			return norm.NFC.IsNormalString(s)
 		}
 		end := i + w
 		for end < len(s) {
@@ -55,11 +55,11 @@ func isNFC(s string) bool {
 				break
 			}
 			r, w := utf8.DecodeRuneInString(s[end:])
-			if r < 1<<16 && inert[r>>6]&(1<<(r&63)) != 0 {
-				break
-			}
 			if r == utf8.RuneError && w == 1 {
 				return norm.NFC.IsNormalString(s)
+			}
+			if r < 1<<16 && inert[r>>6]&(1<<(r&63)) != 0 {
+				break
 			}
 			end += w
 		}
@@ -69,4 +69,51 @@ func isNFC(s string) bool {
 		i = end
 	}
 	return true
+}
+
+// toNFC returns s in NFC, as norm.NFC.String(s) does, and s itself when it
+// already is. Only the pieces isNFC hands norm are normalized; the inert
+// runs between them are copied, since normalization works on each span
+// between two boundaries alone.
+func toNFC(s string) string {
+	if isNFC(s) {
+		return s
+	}
+	inert := nfcInert()
+	out := make([]byte, 0, len(s)+len(s)/8)
+	done, last := 0, 0 // s[:done] is in out; the last inert rune starts at last
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			last = i
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && w == 1 {
+			return norm.NFC.String(s)
+		}
+		if r < 1<<16 && inert[r>>6]&(1<<(r&63)) != 0 {
+			last = i
+			i += w
+			continue
+		}
+		end := i + w
+		for end < len(s) {
+			if s[end] < utf8.RuneSelf {
+				break
+			}
+			r, w := utf8.DecodeRuneInString(s[end:])
+			if r == utf8.RuneError && w == 1 {
+				return norm.NFC.String(s)
+			}
+			if r < 1<<16 && inert[r>>6]&(1<<(r&63)) != 0 {
+				break
+			}
+			end += w
+		}
+		out = append(out, s[done:last]...)
+		out = norm.NFC.AppendString(out, s[last:end])
+		done, i = end, end
+	}
+	return string(append(out, s[done:]...))
 }

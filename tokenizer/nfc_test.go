@@ -1,12 +1,14 @@
 package tokenizer
 
 import (
+	"strings"
 	"testing"
 
 	"golang.org/x/text/unicode/norm"
 )
 
-// TestIsNFC checks isNFC against norm.NFC.IsNormalString on every rune of
+// TestIsNFC checks isNFC against norm.NFC.IsNormalString, and toNFC
+// against norm.NFC.String, on every rune of
 // the Basic Multilingual Plane alone, after an inert letter, before a
 // combining mark, between Hangul jamo and after an invalid byte.
 func TestIsNFC(t *testing.T) {
@@ -19,9 +21,27 @@ func TestIsNFC(t *testing.T) {
 			if got != want {
 				t.Fatalf("isNFC(%+q) = %v, norm.NFC.IsNormalString = %v", s, got, want)
 			}
+			if got, want := toNFC(s), norm.NFC.String(s); got != want {
+				t.Fatalf("toNFC(%+q) = %+q, norm.NFC.String = %+q", s, got, want)
+			}
 			if !want {
 				n++
 			}
+		}
+	}
+	// Runs of more than 30 combining marks, which NFC breaks with U+034F
+	// (the Stream-Safe Text Format), a Hangul syllable split in jamo, and
+	// an invalid byte (which decodes as U+FFFD, an inert rune) and U+FFFD
+	// itself before U+0343, which NFC replaces.
+	for _, s := range []string{"a" + strings.Repeat("\u0301", 40) + "b", "x\u00e9" + strings.Repeat("\u0316\u0301", 20),
+		strings.Repeat("\u0301", 31) + "e\u0301", "\u1100\u1161\u11a8 \u1100\u1161",
+		"0\xf5\u03430", "0\xef\xbf\xbd\u0343"} { // an invalid byte, and U+FFFD, before a rune NFC replaces
+
+		if got, want := toNFC(s), norm.NFC.String(s); got != want {
+			t.Fatalf("toNFC(%+q) = %+q, norm.NFC.String = %+q", s, got, want)
+		}
+		if got, want := isNFC(s), norm.NFC.IsNormalString(s); got != want {
+			t.Fatalf("isNFC(%+q) = %v, norm.NFC.IsNormalString = %v", s, got, want)
 		}
 	}
 	if n == 0 {
@@ -32,7 +52,8 @@ func TestIsNFC(t *testing.T) {
 	}
 }
 
-// FuzzIsNFC checks isNFC against norm.NFC.IsNormalString on any input.
+// FuzzIsNFC checks isNFC against norm.NFC.IsNormalString, and toNFC
+// against norm.NFC.String, on any input.
 func FuzzIsNFC(f *testing.F) {
 	for _, c := range readGolden(f) {
 		f.Add(c.Text)
@@ -41,6 +62,9 @@ func FuzzIsNFC(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := isNFC(s), norm.NFC.IsNormalString(s); got != want {
 			t.Fatalf("isNFC(%+q) = %v, norm.NFC.IsNormalString = %v", s, got, want)
+		}
+		if got, want := toNFC(s), norm.NFC.String(s); got != want {
+			t.Fatalf("toNFC(%+q) = %+q, norm.NFC.String = %+q", s, got, want)
 		}
 	})
 }

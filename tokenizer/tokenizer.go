@@ -195,8 +195,8 @@ func (t *Tokenizer) run(c *wordCache, s string, out *[]int) int {
 // segment encodes text between raw added tokens: normalize, cut out the
 // normalized added tokens, pre-tokenize the rest.
 func (t *Tokenizer) segment(c *wordCache, s string, out *[]int) int {
-	if t.nfc && !isNFC(s) {
-		s = norm.NFC.String(s)
+	if t.nfc {
+		s = toNFC(s)
 	}
 	n := 0
 	for s != "" {
@@ -234,18 +234,22 @@ func (t *Tokenizer) word(c *wordCache, w string, out *[]int) int {
 	}
 	if len(w) <= maxCachedWord {
 		k := c.key(w)
+		if f, ok := c.fronted(k, w); ok {
+			appendIDs(out, f.ids[:f.idsLen])
+			return int(f.idsLen)
+		}
 		s, sl := c.find(k, w)
 		if sl.textLen != 0 {
+			c.promote(k, sl)
 			return s.get(sl, out)
 		}
+		var ids []int32
 		if id, ok := t.whole(w); ok {
-			ids := []int32{id}
-			s.put(sl, k, w, ids)
-			appendIDs(out, ids)
-			return 1
+			ids = []int32{id}
+		} else {
+			ids = t.bpe(&c.sc, w)
 		}
-		ids := t.bpe(&c.sc, w)
-		s.put(sl, k, w, ids)
+		c.promote(k, s.put(sl, k, w, ids))
 		appendIDs(out, ids)
 		return len(ids)
 	}
