@@ -50,7 +50,16 @@ func readFast(data []byte, source string) (*model, bool) {
 		return nil, false
 	}
 	f.Normalizer, f.PreTokenizer = top["normalizer"], top["pre_tokenizer"]
-	if f.Model.Vocab, ok = vocabFast(mod["vocab"]); !ok {
+	// The vocabulary and the merges are read at once.
+	var merges [][2]string
+	mergesOK := make(chan bool, 1)
+	go func() {
+		var ok bool
+		merges, ok = mergesFast(source, mod["merges"])
+		mergesOK <- ok
+	}()
+	f.Model.Vocab, ok = vocabFast(mod["vocab"])
+	if !<-mergesOK || !ok {
 		return nil, false
 	}
 	m := &model{source: source, vocabField: "model.vocab", mergesField: "model.merges", ignoreMerges: f.Model.IgnoreMerges, vocab: f.Model.Vocab}
@@ -61,9 +70,7 @@ func readFast(data []byte, source string) (*model, bool) {
 	if m.nfc, err = parseNormalizer(source, "normalizer", f.Normalizer); err != nil {
 		return nil, false
 	}
-	if m.merges, ok = mergesFast(source, mod["merges"]); !ok {
-		return nil, false
-	}
+	m.merges = merges
 	if m.added, err = addedTokens(source, f.AddedTokens); err != nil {
 		return nil, false
 	}

@@ -127,3 +127,16 @@ func BenchmarkReadModel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLoadQwen is a command's start: reading and building Qwen's
+// tokenizer from its file.
+func BenchmarkLoadQwen(b *testing.B) {
+	if _, err := os.Stat(DefaultPath()); err != nil {
+		b.Skip(err)
+	}
+	for b.Loop() {
+		if _, err := Load(DefaultPath()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -57,10 +57,18 @@ func build(m *model) (*Tokenizer, error) {
 		}
 		t.byteIDs[b] = id
 	}
-	if err := t.buildMerges(m); err != nil {
+	// The id → text table does not depend on the merges: build both at
+	// once (loading is a command's start, on one core otherwise).
+	pieces := make(chan struct{})
+	go func() {
+		t.buildPieces(m)
+		close(pieces)
+	}()
+	err := t.buildMerges(m)
+	<-pieces
+	if err != nil {
 		return nil, err
 	}
-	t.buildPieces(m)
 	var raw, normed []addedToken
 	for _, a := range m.added {
 		if a.normalized {
