@@ -32,6 +32,20 @@ var nfcInert = sync.OnceValue(func() *[1 << 10]uint64 {
 // with what follows) to the next inert rune, a normalization boundary.
 // Text with bytes that are not UTF-8 goes to norm whole.
 func isNFC(s string) bool {
+	normal := true
+	if !nfcSpans(s, func(last, end int) bool {
+		normal = norm.NFC.IsNormalString(s[last:end])
+		return normal
+	}) {
+		return norm.NFC.IsNormalString(s)
+	}
+	return normal
+}
+
+// nfcSpans calls f with each piece s[last:end] that isNFC hands norm, in
+// order, until f returns false. It returns false, and the caller hands norm
+// the whole text, when it meets a byte that is not UTF-8 first.
+func nfcSpans(s string, f func(last, end int) bool) bool {
 	inert := nfcInert()
 	last := 0 // where the last inert rune starts
 	for i := 0; i < len(s); {
@@ -42,7 +56,7 @@ func isNFC(s string) bool {
 		}
 		r, w := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && w == 1 {
-			return norm.NFC.IsNormalString(s)
+			return false
 		}
 		if r < 1<<16 && inert[r>>6]&(1<<(r&63)) != 0 {
 			last = i
@@ -56,15 +70,15 @@ func isNFC(s string) bool {
 			}
 			r, w := utf8.DecodeRuneInString(s[end:])
 			if r == utf8.RuneError && w == 1 {
-				return norm.NFC.IsNormalString(s)
+				return false
 			}
 			if r < 1<<16 && inert[r>>6]&(1<<(r&63)) != 0 {
 				break
 			}
 			end += w
 		}
-		if !norm.NFC.IsNormalString(s[last:end]) {
-			return false
+		if !f(last, end) {
+			return true
 		}
 		i = end
 	}
@@ -79,41 +93,15 @@ func toNFC(s string) string {
 	if isNFC(s) {
 		return s
 	}
-	inert := nfcInert()
 	out := make([]byte, 0, len(s)+len(s)/8)
-	done, last := 0, 0 // s[:done] is in out; the last inert rune starts at last
-	for i := 0; i < len(s); {
-		if s[i] < utf8.RuneSelf {
-			last = i
-			i++
-			continue
-		}
-		r, w := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && w == 1 {
-			return norm.NFC.String(s)
-		}
-		if r < 1<<16 && inert[r>>6]&(1<<(r&63)) != 0 {
-			last = i
-			i += w
-			continue
-		}
-		end := i + w
-		for end < len(s) {
-			if s[end] < utf8.RuneSelf {
-				break
-			}
-			r, w := utf8.DecodeRuneInString(s[end:])
-			if r == utf8.RuneError && w == 1 {
-				return norm.NFC.String(s)
-			}
-			if r < 1<<16 && inert[r>>6]&(1<<(r&63)) != 0 {
-				break
-			}
-			end += w
-		}
+	done := 0 // s[:done] is in out
+	if !nfcSpans(s, func(last, end int) bool {
 		out = append(out, s[done:last]...)
 		out = norm.NFC.AppendString(out, s[last:end])
-		done, i = end, end
+		done = end
+		return true
+	}) {
+		return norm.NFC.String(s)
 	}
 	return string(append(out, s[done:]...))
 }
