@@ -169,11 +169,13 @@ REWARD_BENCH_ADDR ?= 127.0.0.1:18537
 
 ## bench-reward: start `bagen-data reward serve` on loopback in its own process
 ## and drive it with the Go load generator: 64 single-item OpenRLHF clients,
-## then batches of 256 and 4096 items (5 s and at most 2M requests each)
+## then batches of 256 and 4096 items (5 s and at most 2M requests each),
+## then the single-item clients alternately against the server and a bare
+## net/http floor (three runs each)
 bench-reward: build
 	$(GO) build -o bin/reward-loadgen ./reward/loadgen
 	@./$(BIN) reward serve --addr $(REWARD_BENCH_ADDR) --drain-grace 0 2>/dev/null & pid=$$!; \
-	  ./bin/reward-loadgen --addr $(REWARD_BENCH_ADDR); status=$$?; \
+	  ./bin/reward-loadgen --addr $(REWARD_BENCH_ADDR) --floor 3; status=$$?; \
 	  kill -TERM $$pid; wait $$pid || status=1; exit $$status
 
 # ---- agents: the coding-agent CLIs the session-log readers are tested on -----

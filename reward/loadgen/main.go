@@ -8,6 +8,12 @@
 // which must be on a loopback address. Clients speak HTTP/1.1 over raw
 // keep-alive TCP connections so that the generator costs little CPU next
 // to the server on the same machine.
+//
+// With --floor N it then alternates the single-item scenario N times
+// between the server and a bare net/http handler in a process of its own
+// (this program with --serve-floor) that reads the same body and answers
+// the server's own response bytes, and prints each side's best and their
+// ratio: what the server costs over net/http itself.
 package main
 
 import (
@@ -22,6 +28,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -42,6 +49,9 @@ type options struct {
 	wait        time.Duration
 	cpuProfile  string
 	only        int
+	floor       int
+	serveFloor  string
+	floorBody   string
 }
 
 func main() {
@@ -55,7 +65,17 @@ func main() {
 	flag.DurationVar(&o.wait, "wait", 10*time.Second, "how long to wait for the server's /healthz")
 	flag.IntVar(&o.only, "only", 0, "run only scenario `N` (1-4); 0 runs all")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process to `FILE`")
+	flag.IntVar(&o.floor, "floor", 0, "then alternate the single-item scenario `N` times each against the server and a bare net/http floor")
+	flag.StringVar(&o.serveFloor, "serve-floor", "", "serve the bare net/http floor on loopback `ADDR` (what --floor starts)")
+	flag.StringVar(&o.floorBody, "floor-body", "", "the floor's answer to every POST: the bytes of `FILE`")
 	flag.Parse()
+	if o.serveFloor != "" {
+		if err := serveFloor(o.serveFloor, o.floorBody); err != nil {
+			fmt.Fprintf(os.Stderr, "loadgen: floor: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "loadgen: %v\n", err)
 		os.Exit(1)
@@ -116,6 +136,87 @@ func run(o options) error {
 		}
 		fmt.Println(res)
 	}
+	if o.floor > 0 {
+		return compareFloor(addr, scenarios[0], o)
+	}
+	return nil
+}
+
+// serveFloor answers every POST with body after reading the request's
+// body, and GET /healthz with 200: net/http doing nothing else.
+func serveFloor(addr, bodyFile string) error {
+	body, err := os.ReadFile(bodyFile)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {})
+	mux.HandleFunc("POST /", func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	})
+	return http.ListenAndServe(addr, mux)
+}
+
+// compareFloor alternates s against the server at addr and against the
+// floor, started here in its own process answering the server's own
+// response to s, and prints each side's best requests/s and their ratio.
+func compareFloor(addr string, s scenario, o options) error {
+	resp, err := http.Post("http://"+addr+s.path, "application/json", bytes.NewReader(s.body))
+	if err != nil {
+		return err
+	}
+	answer, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the server's answer for the floor: %s: %v", resp.Status, err)
+	}
+	dir, err := os.MkdirTemp("", "loadgen-floor-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bodyFile := dir + "/answer.json"
+	if err := os.WriteFile(bodyFile, answer, 0o644); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	floorAddr := ln.Addr().String()
+	ln.Close()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self, "--serve-floor", floorAddr, "--floor-body", bodyFile)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if err := waitHealthy(floorAddr, o.wait); err != nil {
+		return err
+	}
+	var best [2]float64
+	for round := range o.floor {
+		for i, a := range []string{addr, floorAddr} {
+			res, err := s.run(a, o.duration, o.maxRequests)
+			if err != nil {
+				return fmt.Errorf("%s against %s: %w", s.name, a, err)
+			}
+			rps := float64(res.requests) / res.elapsed.Seconds()
+			fmt.Fprintf(os.Stderr, "round %d %s: %.0f requests/s\n", round+1, [2]string{"server", "floor"}[i], rps)
+			best[i] = max(best[i], rps)
+		}
+	}
+	fmt.Printf("\n%s, %d clients, best of %d alternating runs: the server %.0f requests/s, a bare net/http handler reading the same body and writing the same %d-byte answer %.0f: %.2f× the floor\n",
+		s.name, s.clients, o.floor, best[0], len(answer), best[1], best[0]/best[1])
 	return nil
 }
 
