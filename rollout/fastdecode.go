@@ -627,33 +627,13 @@ func (s *fastScanner) strText() (text string, decoded, ok bool) {
 				out = append(out, b[run:i]...)
 			}
 			esc = true
-			n := 2
-			switch e := b[i+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, ok := hex4(b[i+2:])
-				if !ok {
-					return "", false, false
-				}
-				if utf8.RuneLen(r) < 0 { // a surrogate: pairs are json's
-					decoded = false
-				} else if decoded {
-					out = utf8.AppendRune(out, r)
-				}
-				n = 6
-			default:
+			var n int
+			var surrogate bool
+			if out, n, surrogate = appendEscape(out, b[i:]); n == 0 {
 				return "", false, false
+			}
+			if surrogate {
+				decoded = false // pairs are json's
 			}
 			i += n
 			run = i

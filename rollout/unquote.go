@@ -47,28 +47,9 @@ func unquoteFast(v []byte) (string, bool) {
 		if v[0] != '\\' || len(v) < 2 { // a quote or a control character
 			return "", false
 		}
-		n := 2
-		switch v[1] {
-		case '"', '\\', '/':
-			out = append(out, v[1])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(v[2:])
-			if !ok || utf8.RuneLen(r) < 0 { // a surrogate: pairs are json's
-				return "", false
-			}
-			out = utf8.AppendRune(out, r)
-			n = 6
-		default:
+		var n int
+		var surrogate bool
+		if out, n, surrogate = appendEscape(out, v); n == 0 || surrogate { // surrogate pairs are json's
 			return "", false
 		}
 		v = v[n:]
@@ -88,6 +69,41 @@ func plainRun(v []byte) int {
 }
 
 // hex4 reads the four hex digits of a \u escape.
+// appendEscape decodes the escape sequence that starts v (v[0] is its
+// backslash) onto out and returns its length, or 0 when JSON allows no such
+// escape. A \u escape of a surrogate half is not decoded (JSON pairs them;
+// the callers leave that to encoding/json): surrogate is true and out is
+// unchanged.
+func appendEscape(out, v []byte) (_ []byte, n int, surrogate bool) {
+	if len(v) < 2 {
+		return out, 0, false
+	}
+	switch v[1] {
+	case '"', '\\', '/':
+		return append(out, v[1]), 2, false
+	case 'b':
+		return append(out, '\b'), 2, false
+	case 'f':
+		return append(out, '\f'), 2, false
+	case 'n':
+		return append(out, '\n'), 2, false
+	case 'r':
+		return append(out, '\r'), 2, false
+	case 't':
+		return append(out, '\t'), 2, false
+	case 'u':
+		r, ok := hex4(v[2:])
+		switch {
+		case !ok:
+			return out, 0, false
+		case utf8.RuneLen(r) < 0:
+			return out, 6, true
+		}
+		return utf8.AppendRune(out, r), 6, false
+	}
+	return out, 0, false
+}
+
 func hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false

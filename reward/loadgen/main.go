@@ -86,6 +86,9 @@ func run(o options) error {
 	if o.duration <= 0 || o.maxRequests <= 0 || o.clients <= 0 || o.batchConns <= 0 {
 		return errors.New("--duration, --max-requests, --clients and --batch-clients must be positive")
 	}
+	if o.floor < 0 {
+		return fmt.Errorf("--floor: got %d, want 0 (no floor) or a number of runs", o.floor)
+	}
 	prompt, err := os.ReadFile(o.prompt)
 	if err != nil {
 		return err
