@@ -152,9 +152,17 @@ func (t *Tokenizer) buildPieces(m *model) {
 
 // Encode returns the token ids of s.
 func (t *Tokenizer) Encode(s string) []int {
-	out := make([]int, 0, len(s)/4+1)
 	c := t.caches.acquire()
-	t.run(c, s, &out)
+	buf := c.ids[:0]
+	t.run(c, s, &buf)
+	// The ids are gathered in the cache's buffer and copied once into a
+	// slice of their exact length: growing the result as it fills copied
+	// it several times over.
+	out := make([]int, len(buf))
+	copy(out, buf)
+	if cap(buf) <= maxKeptIDs {
+		c.ids = buf
+	}
 	c.release()
 	return out
 }
