@@ -50,8 +50,14 @@ func nfcSpans(s string, f func(last, end int) bool) bool {
 	last := 0 // where the last inert rune starts
 	for i := 0; i < len(s); {
 		if s[i] < utf8.RuneSelf {
-			last = i
-			i++
+			// ASCII is inert: step over it eight bytes at a time.
+			for i+8 <= len(s) && le64(s[i:])&highBits == 0 {
+				i += 8
+			}
+			for i < len(s) && s[i] < utf8.RuneSelf {
+				i++
+			}
+			last = i - 1
 			continue
 		}
 		r, w := utf8.DecodeRuneInString(s[i:])

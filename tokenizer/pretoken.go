@@ -185,11 +185,11 @@ func letters(s string, i int) int {
 	for i+8 <= len(s) {
 		if s[i] < utf8.RuneSelf {
 			m := asciiLetters(le64(s[i:]))
-			if m == allLetters {
+			if m == highBits {
 				i += 8
 				continue
 			}
-			i += bits.TrailingZeros64(^m&allLetters) / 8
+			i += bits.TrailingZeros64(^m&highBits) / 8
 			if s[i] < utf8.RuneSelf {
 				return i
 			}
@@ -217,8 +217,10 @@ func letters(s string, i int) int {
 	return i
 }
 
-// allLetters is asciiLetters of eight ASCII letters.
-const allLetters = 0x8080808080808080
+// highBits is the top bit of each of eight bytes: the bytes of a
+// little-endian uint64 are ASCII when it has none of them, and
+// asciiLetters of eight ASCII letters is highBits.
+const highBits = 0x8080808080808080
 
 // asciiLetters returns x, eight bytes, with the top bit of each byte that
 // is an ASCII letter set and every other bit clear. Setting bit 5 maps
@@ -227,10 +229,10 @@ const allLetters = 0x8080808080808080
 // carries into the byte's top bit and never past it.
 func asciiLetters(x uint64) uint64 {
 	y := x | 0x2020202020202020
-	low := y &^ allLetters
+	low := y &^ highBits
 	ge := low + 0x1F1F1F1F1F1F1F1F // top bit: low >= 'a'
 	gt := low + 0x0505050505050505 // top bit: low > 'z'
-	return ge &^ gt &^ y & allLetters
+	return ge &^ gt &^ y & highBits
 }
 
 // others returns the end of the run of clsOther runes starting at s[i].

@@ -240,13 +240,28 @@ func (t *Tokenizer) pretokens(c *wordCache, s string, out *[]int) int {
 	return n
 }
 
-// word encodes one pre-token, through the cache c when it is short.
+// word encodes one pre-token, through the cache c when it is short. A
+// pre-token of one byte is its byte's token, and one of two bytes is the
+// token their merge makes or their two tokens: a fifth of Go sources'
+// pre-tokens have two bytes, and looking them up costs more than this.
 func (t *Tokenizer) word(c *wordCache, w string, out *[]int) int {
-	if len(w) == 1 {
+	switch {
+	case len(w) == 1:
 		if out != nil {
 			*out = append(*out, int(t.byteIDs[w[0]]))
 		}
 		return 1
+	case len(w) == 2 && !t.ignoreMerges:
+		if r := t.bytePairs[int(w[0])<<8|int(w[1])]; r != noRank {
+			if out != nil {
+				*out = append(*out, int(t.merged(r)))
+			}
+			return 1
+		}
+		if out != nil {
+			*out = append(*out, int(t.byteIDs[w[0]]), int(t.byteIDs[w[1]]))
+		}
+		return 2
 	}
 	if len(w) <= maxCachedWord {
 		k := c.key(w)
