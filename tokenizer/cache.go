@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // Cache bounds: pre-tokens longer than maxCachedWord bytes are not cached
@@ -45,8 +46,13 @@ type wordCache struct {
 	front  []cacheSlot // 1<<frontBits slots, at hash>>(64-frontBits)
 	shards []cacheShard
 	sc     scratch
-	ids    []int    // Encode's ids before they are copied out
-	_      [64]byte // keep two caches' mutexes off one cache line
+	ids    []int // Encode's ids before they are copied out
+	// Whether words with a byte outside ASCII go through the cache
+	// (sampleNonASCII, noteNonASCII).
+	naBypass        bool
+	naSeen          uint32   // such words seen
+	naLooked, naHit uint16   // such words looked up in this window, and found
+	_               [64]byte // keep two caches' mutexes off one cache line
 }
 
 type cacheShard struct {
@@ -70,6 +76,61 @@ type cacheSlot struct {
 // and its hash.
 type wordKey struct {
 	k0, k1, hash uint64
+}
+
+// nonASCII reports whether w, whose key k is, has a byte outside ASCII. A
+// word of at most 16 bytes is in k's lanes (each byte of k0 and k1 is one
+// of w's bytes or an OR of some of them).
+func (k wordKey) nonASCII(w string) bool {
+	if len(w) <= 16 {
+		return (k.k0|k.k1)&highBits != 0
+	}
+	i := 0
+	for ; i+8 <= len(w); i += 8 {
+		if le64(w[i:])&highBits != 0 {
+			return true
+		}
+	}
+	for ; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
+
+// Words with a byte outside ASCII go through the cache only while they are
+// found there often enough. Text in most scripts repeats its words as
+// English does, but text that does not (rare characters, long runs of CJK
+// without spaces) misses every time and pays a probe and an insertion for
+// nothing: on tokbench's random Unicode that was a fifth of the time.
+// Every naWindow looked-up words the cache decides again from how many
+// were found; while it bypasses, one such word in naSample is still looked
+// up, so that it notices when the text starts repeating. The ids are the
+// same either way.
+const (
+	naWindow  = 256
+	naMinHits = naWindow / 8
+	naSample  = 16
+)
+
+// sampleNonASCII reports whether the word with a byte outside ASCII about
+// to be encoded goes through the cache.
+func (c *wordCache) sampleNonASCII() bool {
+	c.naSeen++
+	return !c.naBypass || c.naSeen%naSample == 0
+}
+
+// noteNonASCII records whether such a word, looked up, was found.
+func (c *wordCache) noteNonASCII(hit bool) {
+	c.naLooked++
+	if hit {
+		c.naHit++
+	}
+	if c.naLooked == naWindow {
+		c.naBypass = c.naHit < naMinHits
+		c.naLooked, c.naHit = 0, 0
+	}
 }
 
 // cacheSet is a Tokenizer's word caches: a call takes the first one free,

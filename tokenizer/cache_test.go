@@ -94,3 +94,52 @@ func toInts(ids []int32) []int {
 	}
 	return out
 }
+
+// TestNonASCIIBypass checks when words with a byte outside ASCII go
+// through the cache: a window of words never seen before turns the cache
+// off for them, a word repeated while it is off turns it back on within
+// naSample windows of samples, ASCII words go through it all along, and
+// every word gets the ids BPE gives it whichever way it goes.
+func TestNonASCIIBypass(t *testing.T) {
+	tk := *qwenTokenizer(t) // the shared tokenizer, with a cache of its own
+	tk.caches = newCacheSet(1)
+	check := func(w string) {
+		t.Helper()
+		var got []int
+		c := tk.caches.acquire()
+		tk.word(c, w, &got)
+		c.release()
+		var want []int
+		appendIDs(&want, tk.bpe(new(scratch), w))
+		if !slices.Equal(got, want) {
+			t.Fatalf("word(%q) = %v, BPE gives %v", w, got, want)
+		}
+	}
+	c := &tk.caches.caches[0]
+	for i := range naWindow - 1 {
+		check(fmt.Sprintf(" 字%c", 0x4E00+i))
+	}
+	if c.naBypass {
+		t.Fatalf("bypassing after %d words, want the whole window of %d first", naWindow-1, naWindow)
+	}
+	check(" 字字")
+	if !c.naBypass || c.naLooked != 0 {
+		t.Fatalf("after %d new words: bypass %v, %d looked up in the window, want true and 0", naWindow, c.naBypass, c.naLooked)
+	}
+	check("ascii")
+	if c.naLooked != 0 || c.naSeen != naWindow {
+		t.Fatalf("an ASCII word counted: %d looked up, %d seen", c.naLooked, c.naSeen)
+	}
+	// One repeat in naSample is looked up: the first misses and puts the
+	// word, the others find it, and the window closes at the last repeat.
+	for i := range naWindow * naSample {
+		check(" 你好")
+		if !c.naBypass {
+			if i != naWindow*naSample-1 {
+				t.Fatalf("cache back on after %d repeats, want %d", i+1, naWindow*naSample)
+			}
+			return
+		}
+	}
+	t.Fatalf("still bypassing after %d repeats of one word", naWindow*naSample)
+}

@@ -265,32 +265,44 @@ func (t *Tokenizer) word(c *wordCache, w string, out *[]int) int {
 	}
 	if len(w) <= maxCachedWord {
 		k := c.key(w)
-		if f, ok := c.fronted(k, w); ok {
-			appendIDs(out, f.ids[:f.idsLen])
-			return int(f.idsLen)
+		na := k.nonASCII(w)
+		if !na || c.sampleNonASCII() {
+			n, hit := t.cachedWord(c, k, w, out)
+			if na {
+				c.noteNonASCII(hit)
+			}
+			return n
 		}
-		s, sl := c.find(k, w)
-		if sl.textLen != 0 {
-			c.promote(k, sl)
-			return s.get(sl, out)
-		}
-		var ids []int32
-		if id, ok := t.whole(w); ok {
-			ids = []int32{id}
-		} else {
-			ids = t.bpe(&c.sc, w)
-		}
-		c.promote(k, s.put(sl, k, w, ids))
-		appendIDs(out, ids)
-		return len(ids)
 	}
-	if id, ok := t.whole(w); ok {
-		appendIDs(out, []int32{id})
-		return 1
-	}
-	ids := t.bpe(&c.sc, w)
+	ids := t.encodeWord(&c.sc, w)
 	appendIDs(out, ids)
 	return len(ids)
+}
+
+// cachedWord encodes w through the cache c and reports whether c had it.
+func (t *Tokenizer) cachedWord(c *wordCache, k wordKey, w string, out *[]int) (int, bool) {
+	if f, ok := c.fronted(k, w); ok {
+		appendIDs(out, f.ids[:f.idsLen])
+		return int(f.idsLen), true
+	}
+	s, sl := c.find(k, w)
+	if sl.textLen != 0 {
+		c.promote(k, sl)
+		return s.get(sl, out), true
+	}
+	ids := t.encodeWord(&c.sc, w)
+	c.promote(k, s.put(sl, k, w, ids))
+	appendIDs(out, ids)
+	return len(ids), false
+}
+
+// encodeWord returns the ids of the pre-token w, computed; they live in sc
+// until it is reused.
+func (t *Tokenizer) encodeWord(sc *scratch, w string) []int32 {
+	if id, ok := t.whole(w); ok {
+		return []int32{id}
+	}
+	return t.bpe(sc, w)
 }
 
 // whole returns the id of w as one token when the model's ignore_merges
