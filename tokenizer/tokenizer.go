@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -23,6 +24,7 @@ type Tokenizer struct {
 	normed       *addedSet        // added tokens matched in the normalized text
 	nfc          bool             // apply the NFC normalizer
 	ignoreMerges bool             // a pre-token in the vocabulary is one token
+	runes        *runeTable       // words of characters cut off from each other; nil without
 	caches       *cacheSet        // word caches, one per concurrent call
 }
 
@@ -65,6 +67,9 @@ func build(m *model) (*Tokenizer, error) {
 		close(pieces)
 	}()
 	err := t.buildMerges(m)
+	if err == nil {
+		t.buildRunes()
+	}
 	<-pieces
 	if err != nil {
 		return nil, err
@@ -301,6 +306,12 @@ func (t *Tokenizer) cachedWord(c *wordCache, k wordKey, w string, out *[]int) (i
 func (t *Tokenizer) encodeWord(sc *scratch, w string) []int32 {
 	if id, ok := t.whole(w); ok {
 		return []int32{id}
+	}
+	if w[0] >= utf8.RuneSelf || w[0] == ' ' {
+		if ids, ok := t.runeWord(w, sc.syms[:0]); ok {
+			sc.syms = ids
+			return ids
+		}
 	}
 	return t.bpe(sc, w)
 }

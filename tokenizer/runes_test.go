@@ -1,0 +1,58 @@
+package tokenizer
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestRuneWord checks words made from the rune table against BPE on 200,000
+// random words of one to eight characters drawn from the whole Basic
+// Multilingual Plane outside ASCII and from common CJK, Hangul and Cyrillic,
+// with and without a space before them, and that the table takes most of
+// the random ones and leaves to BPE the words it cannot cut ("的", a common
+// character, is not cut off from its neighbours).
+func TestRuneWord(t *testing.T) {
+	tk := qwenTokenizer(t)
+	if tk.runes == nil {
+		t.Fatal("no rune table for Qwen's tokenizer")
+	}
+	pools := map[string][2]rune{"bmp": {0x80, 0x10000}, "cjk": {0x4E00, 0x4F00}, "hangul": {0xAC00, 0xAD00}, "cyrillic": {0x400, 0x460}}
+	r := rand.New(rand.NewPCG(5, 8))
+	var sc scratch
+	taken := map[string]int{}
+	for name, p := range pools {
+		for range 50_000 {
+			var sb strings.Builder
+			if r.IntN(2) == 0 {
+				sb.WriteByte(' ')
+			}
+			for range 1 + r.IntN(8) {
+				c := p[0] + r.Int32N(p[1]-p[0])
+				if !utf8.ValidRune(c) {
+					c = 0x4E00
+				}
+				sb.WriteRune(c)
+			}
+			w := sb.String()
+			got, ok := tk.runeWord(w, nil)
+			if !ok {
+				continue
+			}
+			taken[name]++
+			if want := tk.bpe(&sc, w); !slices.Equal(got, want) {
+				t.Fatalf("runeWord(%q) = %v, BPE %v", w, got, want)
+			}
+		}
+	}
+	if taken["bmp"] < 25_000 {
+		t.Errorf("the table took %d of 50,000 words of random characters, want most", taken["bmp"])
+	}
+	for _, w := range []string{"", " ", "a", " ab", "\xff\xfe", "你\xff", "🙂", " 你a", "的的"} {
+		if ids, ok := tk.runeWord(w, nil); ok {
+			t.Errorf("runeWord(%q) = %v, want it left to BPE", w, ids)
+		}
+	}
+}
