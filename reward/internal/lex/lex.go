@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -405,6 +406,67 @@ func (d *Decoder) RawStr() (raw []byte, escaped bool) {
 		}
 		p = d.pos
 	}
+}
+
+// RawStrPrefix is RawStr for a string that is likely a prefix of known,
+// the content of a string RawStr returned (OpenRLHF sends each prompt
+// again as the start of its query): the bytes it shares with known were
+// validated there and are only compared here. It returns what RawStr
+// returns, and fails as RawStr does.
+func (d *Decoder) RawStrPrefix(known []byte) (raw []byte, escaped bool) {
+	if d.err != nil || d.Kind() != String {
+		return d.RawStr()
+	}
+	start := d.pos + 1
+	n := commonPrefix(d.buf[start:], known)
+	if end := start + n; end < len(d.buf) && d.buf[end] == '"' && boundary(known, n) {
+		d.pos = end + 1
+		raw = d.buf[start:end:end]
+		return raw, bytes.IndexByte(raw, '\\') >= 0
+	}
+	return d.RawStr()
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+64 <= n && bytes.Equal(a[i:i+64], b[i:i+64]) {
+		i += 64
+	}
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// boundary reports whether no escape of raw, the content of a string
+// RawStr validated, spans offset i: raw[:i] is then valid content too.
+// Only the nearest backslash before i within an escape's length (6,
+// \uXXXX) can start one that does.
+func boundary(raw []byte, i int) bool {
+	for j := i - 1; j >= 0 && j >= i-5; j-- {
+		if raw[j] != '\\' {
+			continue
+		}
+		run := j
+		for run > 0 && raw[run-1] == '\\' {
+			run--
+		}
+		if (j-run)%2 == 1 {
+			return true // raw[j] is escaped: the escape ends at j+1
+		}
+		if raw[j+1] == 'u' {
+			return j+6 <= i
+		}
+		return j+2 <= i
+	}
+	return true
 }
 
 // plain returns the offset of the first byte at or after p that is a

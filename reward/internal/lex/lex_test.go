@@ -3,6 +3,7 @@ package lex
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -289,6 +290,87 @@ func BenchmarkRawStr(b *testing.B) {
 	for b.Loop() {
 		d.Reset(in)
 		d.RawStr()
+		if d.Err() != nil {
+			b.Fatal(d.Err())
+		}
+	}
+}
+
+func TestRawStrPrefix(t *testing.T) {
+	tests := []struct {
+		name, known, in string
+		raw             string
+		escaped         bool
+		err             string
+	}{
+		{"prefix", `ab\ncd`, `"ab\n"`, `ab\n`, true, ""},
+		{"plain prefix", `abcd`, `"ab"`, `ab`, false, ""},
+		{"equal", `ab\u00e9`, `"ab\u00e9"`, `ab\u00e9`, true, ""},
+		{"empty", `abc`, `""`, ``, false, ""},
+		{"diverges", `abcd`, `"abxy"`, `abxy`, false, ""},
+		{"longer", `ab`, `"abc"`, `abc`, false, ""},
+		{"quote escaped in known", `ab\"cd`, `"ab\"`, ``, false, "offset 5: unterminated string"},
+		{"cut inside a \\u escape", `ab\u00e9`, `"ab\u00"`, ``, false, `offset 5: invalid \u escape`},
+		{"cut after an escaped backslash", `ab\\cd`, `"ab\\"`, `ab\\`, true, ""},
+		{"invalid after the prefix", `abc`, "\"ab\x01\"", ``, false, "offset 3: control character in string"},
+		{"not a string", `abc`, `12`, ``, false, "offset 0: want string, got number"},
+	}
+	for _, tt := range tests {
+		var d Decoder
+		d.ResetString(tt.in)
+		raw, esc := d.RawStrPrefix([]byte(tt.known))
+		err := ""
+		if d.Err() != nil {
+			err = d.Err().Error()
+		}
+		if string(raw) != tt.raw || esc != tt.escaped || err != tt.err {
+			t.Errorf("%s: RawStrPrefix(%q) of %q = %q, %v, %q; want %q, %v, %q", tt.name, tt.known, tt.in, raw, esc, err, tt.raw, tt.escaped, tt.err)
+		}
+	}
+}
+
+// FuzzRawStrPrefix: whatever the known string, RawStrPrefix reads what
+// RawStr reads, with the same error at the same offset.
+func FuzzRawStrPrefix(f *testing.F) {
+	for _, s := range [][2]string{
+		{`"ab\ncd"`, `"ab\n"`}, {`"ab\u00e9"`, `"ab\u00"`}, {`"ab\\cd"`, `"ab\\"`},
+		{`"ab\"cd"`, `"ab\""`}, {`"\ud83d\ude00"`, `"\ud83d"`}, {`"abc"`, "\"ab\x01\""},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]))
+	}
+	f.Fuzz(func(t *testing.T, knownIn, in []byte) {
+		var d Decoder
+		d.Reset(knownIn)
+		known, _ := d.RawStr()
+		if d.Err() != nil {
+			return
+		}
+		var want, got Decoder
+		want.Reset(in)
+		wraw, wesc := want.RawStr()
+		got.Reset(in)
+		graw, gesc := got.RawStrPrefix(known)
+		if string(graw) != string(wraw) || gesc != wesc || got.Offset() != want.Offset() || fmt.Sprint(got.Err()) != fmt.Sprint(want.Err()) {
+			t.Fatalf("RawStrPrefix(%q) of %q = %q, %v, offset %d, %v; RawStr %q, %v, offset %d, %v",
+				known, in, graw, gesc, got.Offset(), got.Err(), wraw, wesc, want.Offset(), want.Err())
+		}
+	})
+}
+
+func BenchmarkRawStrPrefix(b *testing.B) {
+	prompt, err := os.ReadFile("../../server/testdata/prompt.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	query, _ := json.Marshal(string(prompt) + "<answer>[140, 160]</answer><|im_end|>")
+	in, _ := json.Marshal(string(prompt))
+	var d Decoder
+	d.Reset(query)
+	known, _ := d.RawStr()
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		d.Reset(in)
+		d.RawStrPrefix(known)
 		if d.Err() != nil {
 			b.Fatal(d.Err())
 		}
