@@ -78,11 +78,11 @@ func (st *state) decodeOpenRLHF() (query, prompts, labels []jstr, hasPrompts boo
 			continue
 		}
 		seen[k] = true
-		// A prompt is sent again as the start of its query: with the
-		// query read first, only the rest of each prompt is scanned.
+		// A prompt is sent again as the start of its query: whichever
+		// list comes second is scanned only where it differs.
 		var known []jstr
-		if k == 1 && seen[0] {
-			known = st.strs[0]
+		if k < 2 && seen[1-k] {
+			known = st.strs[1-k]
 		}
 		if st.strs[k], err = readStrings(d, openRLHFFields[k], st.strs[k][:0], known); err != nil {
 			return nil, nil, nil, false, err
@@ -112,7 +112,7 @@ func (st *state) decodeOpenRLHF() (query, prompts, labels []jstr, hasPrompts boo
 var openRLHFFields = [3]string{"query", "prompts", "labels"}
 
 // readStrings reads a JSON array of strings into dst, validated but not
-// unescaped; known[i], where present, is likely to start with item i
+// unescaped; known[i], where present, likely shares a prefix with item i
 // (lex.Decoder.RawStrPrefix).
 func readStrings(d *lex.Decoder, field string, dst, known []jstr) ([]jstr, error) {
 	if !d.Begin('[') {

@@ -376,9 +376,28 @@ func (d *Decoder) RawStr() (raw []byte, escaped bool) {
 		d.want("string")
 		return nil, false
 	}
+	return d.rawStr(d.pos+1, false)
+}
+
+// RawStrPrefix is RawStr for a string that likely shares a prefix with
+// known, the content of a string RawStr returned (OpenRLHF sends each
+// prompt again as the start of its query): the shared bytes were
+// validated there and are only compared here. It returns what RawStr
+// returns, and fails as RawStr does.
+func (d *Decoder) RawStrPrefix(known []byte) (raw []byte, escaped bool) {
+	if d.err != nil || d.Kind() != String {
+		return d.RawStr()
+	}
+	start := d.pos + 1
+	n := tokenStart(known, commonPrefix(d.buf[start:], known))
+	return d.rawStr(start+n, bytes.IndexByte(known[:n], '\\') >= 0)
+}
+
+// rawStr is RawStr for the string starting at d.pos, whose content up to
+// p, not inside an escape, is valid; escaped says whether it holds one.
+func (d *Decoder) rawStr(p int, escaped bool) (raw []byte, _ bool) {
 	b := d.buf
 	start := d.pos + 1
-	p := start
 	for {
 		p = plain(b, p)
 		if p >= len(b) {
@@ -408,25 +427,6 @@ func (d *Decoder) RawStr() (raw []byte, escaped bool) {
 	}
 }
 
-// RawStrPrefix is RawStr for a string that is likely a prefix of known,
-// the content of a string RawStr returned (OpenRLHF sends each prompt
-// again as the start of its query): the bytes it shares with known were
-// validated there and are only compared here. It returns what RawStr
-// returns, and fails as RawStr does.
-func (d *Decoder) RawStrPrefix(known []byte) (raw []byte, escaped bool) {
-	if d.err != nil || d.Kind() != String {
-		return d.RawStr()
-	}
-	start := d.pos + 1
-	n := commonPrefix(d.buf[start:], known)
-	if end := start + n; end < len(d.buf) && d.buf[end] == '"' && boundary(known, n) {
-		d.pos = end + 1
-		raw = d.buf[start:end:end]
-		return raw, bytes.IndexByte(raw, '\\') >= 0
-	}
-	return d.RawStr()
-}
-
 // commonPrefix returns the length of the longest common prefix of a and b.
 func commonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
@@ -445,11 +445,11 @@ func commonPrefix(a, b []byte) int {
 	return i
 }
 
-// boundary reports whether no escape of raw, the content of a string
-// RawStr validated, spans offset i: raw[:i] is then valid content too.
-// Only the nearest backslash before i within an escape's length (6,
-// \uXXXX) can start one that does.
-func boundary(raw []byte, i int) bool {
+// tokenStart returns the start of the escape of raw, the content of a
+// string RawStr validated, that spans offset i, or i if none does: raw[:i]
+// is then valid content too. Only the nearest backslash before i within
+// an escape's length (6, \uXXXX) can start one that does.
+func tokenStart(raw []byte, i int) int {
 	for j := i - 1; j >= 0 && j >= i-5; j-- {
 		if raw[j] != '\\' {
 			continue
@@ -458,15 +458,19 @@ func boundary(raw []byte, i int) bool {
 		for run > 0 && raw[run-1] == '\\' {
 			run--
 		}
-		if (j-run)%2 == 1 {
-			return true // raw[j] is escaped: the escape ends at j+1
+		size := 2
+		switch {
+		case (j-run)%2 == 1:
+			return i // raw[j] is escaped: the escape ends at j+1
+		case raw[j+1] == 'u':
+			size = 6
 		}
-		if raw[j+1] == 'u' {
-			return j+6 <= i
+		if j+size <= i {
+			return i
 		}
-		return j+2 <= i
+		return j
 	}
-	return true
+	return i
 }
 
 // plain returns the offset of the first byte at or after p that is a

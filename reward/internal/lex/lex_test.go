@@ -309,6 +309,8 @@ func TestRawStrPrefix(t *testing.T) {
 		{"empty", `abc`, `""`, ``, false, ""},
 		{"diverges", `abcd`, `"abxy"`, `abxy`, false, ""},
 		{"longer", `ab`, `"abc"`, `abc`, false, ""},
+		{"longer, escaped", `a\nb`, `"a\nbc\t"`, `a\nbc\t`, true, ""},
+		{"longer, invalid", `a\nb`, `"a\nb\x"`, ``, false, `offset 6: invalid escape 'x'`},
 		{"quote escaped in known", `ab\"cd`, `"ab\"`, ``, false, "offset 5: unterminated string"},
 		{"cut inside a \\u escape", `ab\u00e9`, `"ab\u00"`, ``, false, `offset 5: invalid \u escape`},
 		{"cut after an escaped backslash", `ab\\cd`, `"ab\\"`, `ab\\`, true, ""},
@@ -335,6 +337,7 @@ func FuzzRawStrPrefix(f *testing.F) {
 	for _, s := range [][2]string{
 		{`"ab\ncd"`, `"ab\n"`}, {`"ab\u00e9"`, `"ab\u00"`}, {`"ab\\cd"`, `"ab\\"`},
 		{`"ab\"cd"`, `"ab\""`}, {`"\ud83d\ude00"`, `"\ud83d"`}, {`"abc"`, "\"ab\x01\""},
+		{`"ab"`, `"ab\nc\u00e9"`}, {`"a\u00e9"`, `"a\u00e9\x"`},
 	} {
 		f.Add([]byte(s[0]), []byte(s[1]))
 	}
