@@ -477,11 +477,15 @@ func tokenStart(raw []byte, i int) int {
 // quote, a backslash or a control character, eight bytes at a time.
 func plain(b []byte, p int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; p+8 <= len(b); p += 8 {
-		x := binary.LittleEndian.Uint64(b[p:])
+	for ; p >= 0 && p <= len(b)-8; p += 8 {
+		x := binary.LittleEndian.Uint64(b[p : p+8])
+		// A byte below 0x20 borrows in x-0x20…, a quote or a backslash in
+		// (x^c)-0x01…; a byte's high bit, which rules out a borrow from
+		// it, is the same in x and x^c. Borrows flag bytes above a
+		// flagged one, never below, so the lowest flag is exact.
 		q, s := x^(ones*'"'), x^(ones*'\\')
-		if ((x-ones*0x20)&^x|(q-ones)&^q|(s-ones)&^s)&highs != 0 {
-			break
+		if m := ((x - ones*0x20) | (q - ones) | (s - ones)) &^ x & highs; m != 0 {
+			return p + bits.TrailingZeros64(m)/8
 		}
 	}
 	for ; p < len(b); p++ {

@@ -1,6 +1,7 @@
 package lex
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -376,6 +377,36 @@ func BenchmarkRawStrPrefix(b *testing.B) {
 		d.RawStrPrefix(known)
 		if d.Err() != nil {
 			b.Fatal(d.Err())
+		}
+	}
+}
+
+// TestPlain: the eight-byte scan stops where a byte-by-byte one does,
+// for every byte value at every position of two words, alone and after
+// a byte that borrows.
+func TestPlain(t *testing.T) {
+	slow := func(b []byte) int {
+		for p, c := range b {
+			if c < 0x20 || c == '"' || c == '\\' {
+				return p
+			}
+		}
+		return len(b)
+	}
+	for _, fill := range []byte{'a', 0xff, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x80} {
+		for c := range 256 {
+			for pos := range 16 {
+				for _, second := range []int{-1, pos + 1, 15} {
+					b := bytes.Repeat([]byte{fill}, 17)
+					if second > pos && second < len(b) {
+						b[second] = 0
+					}
+					b[pos] = byte(c)
+					if got, want := plain(b, 0), slow(b); got != want {
+						t.Fatalf("plain(%x, 0) = %d, want %d", b, got, want)
+					}
+				}
+			}
 		}
 	}
 }
