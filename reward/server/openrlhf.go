@@ -139,9 +139,11 @@ func readStrings(d *lex.Decoder, field string, dst, known []jstr) ([]jstr, error
 
 func appendOpenRLHF(b []byte, rs []result) []byte {
 	b = append(b, `{"rewards":`...)
+	from := len(b)
 	b = appendList(b, rs, func(b []byte, r *result) []byte { return reward.AppendFloat(b, r.Reward) })
+	to := len(b)
 	b = append(b, `,"scores":`...)
-	b = appendList(b, rs, func(b []byte, r *result) []byte { return reward.AppendFloat(b, r.Reward) })
+	b = append(b, b[from:to]...) // the same list
 	b = append(b, `,"extra_logs":{"covered":`...)
 	b = appendList(b, rs, func(b []byte, r *result) []byte { return reward.AppendFloat(b, r.Covered()) })
 	b = append(b, `,"interval":`...)
