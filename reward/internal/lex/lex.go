@@ -430,9 +430,18 @@ func (d *Decoder) rawStr(p int, escaped bool) (raw []byte, _ bool) {
 // commonPrefix returns the length of the longest common prefix of a and b.
 func commonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
-	i := 0
-	for i+64 <= n && bytes.Equal(a[i:i+64], b[i:i+64]) {
-		i += 64
+	// Equal chunks of doubling size, then halving ones: the difference
+	// is then within a word, found in a few calls to the vectorised
+	// bytes.Equal however long the prefix.
+	i, size := 0, 64
+	for i+size <= n && bytes.Equal(a[i:i+size], b[i:i+size]) {
+		i += size
+		size *= 2
+	}
+	for size /= 2; size >= 8; size /= 2 {
+		if i+size <= n && bytes.Equal(a[i:i+size], b[i:i+size]) {
+			i += size
+		}
 	}
 	for ; i+8 <= n; i += 8 {
 		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {

@@ -410,3 +410,21 @@ func TestPlain(t *testing.T) {
 		}
 	}
 }
+
+func TestCommonPrefix(t *testing.T) {
+	a := bytes.Repeat([]byte("0123456789"), 300)
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 65, 191, 192, 1000, 2999} {
+		for _, cut := range []int{n, len(a)} {
+			b := bytes.Clone(a[:cut])
+			if n < len(b) {
+				b[n] = 'x'
+			}
+			if got := commonPrefix(a, b); got != n {
+				t.Errorf("commonPrefix of %d bytes differing at %d = %d, want %d", len(b), n, got, n)
+			}
+			if got := commonPrefix(b, a); got != n {
+				t.Errorf("commonPrefix of %d bytes differing at %d, swapped = %d, want %d", len(b), n, got, n)
+			}
+		}
+	}
+}
