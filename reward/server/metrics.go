@@ -47,31 +47,50 @@ func (m *metrics) bind(rt route) *endpoint {
 	labels := prometheus.Labels{"route": rt.name}
 	return &endpoint{
 		route:    rt,
-		requests: m.requests.MustCurryWith(labels),
+		requests: requestCounts{vec: m.requests.MustCurryWith(labels)},
 		latency:  m.latency.With(labels),
 		items:    m.items.With(labels),
 	}
 }
 
-// codeText formats the status codes the server sends without allocating.
-func codeText(code int) string {
-	switch code {
-	case 200:
-		return "200"
-	case 400:
-		return "400"
-	case 404:
-		return "404"
-	case 405:
-		return "405"
-	case 413:
-		return "413"
-	case 503:
-		return "503"
-	case 500:
-		return "500"
+// requestCounts is a route's bagen_reward_requests_total series, by
+// status code. The vector finds a series by hashing its labels; the codes
+// the server sends keep theirs here once looked up, on their first
+// request, so that /metrics lists a code only once it has been sent.
+// Safe for concurrent use.
+type requestCounts struct {
+	vec    *prometheus.CounterVec // curried with the route
+	byCode [len(sentCodes)]atomic.Pointer[prometheus.Counter]
+}
+
+// sentCodes are the status codes the routes answer with.
+var sentCodes = [...]int{200, 400, 404, 405, 413, 500, 503}
+
+// inc counts one request answered with code.
+func (r *requestCounts) inc(code int) {
+	i := codeIndex(code)
+	if i < 0 {
+		r.vec.WithLabelValues(strconv.Itoa(code)).Inc()
+		return
 	}
-	return strconv.Itoa(code)
+	c := r.byCode[i].Load()
+	if c == nil {
+		// Racing first requests look up the same series.
+		c = new(prometheus.Counter)
+		*c = r.vec.WithLabelValues(strconv.Itoa(code))
+		r.byCode[i].Store(c)
+	}
+	(*c).Inc()
+}
+
+// codeIndex returns code's index in sentCodes, or -1.
+func codeIndex(code int) int {
+	for i, c := range sentCodes {
+		if c == code {
+			return i
+		}
+	}
+	return -1
 }
 
 // tally is a request-local reward histogram, merged into the shared one

@@ -78,7 +78,13 @@ func (st *state) decodeOpenRLHF() (query, prompts, labels []jstr, hasPrompts boo
 			continue
 		}
 		seen[k] = true
-		if st.strs[k], err = readStrings(d, string(key), st.strs[k][:0]); err != nil {
+		// A prompt is sent again as the start of its query: whichever
+		// list comes second is scanned only where it differs.
+		var known []jstr
+		if k < 2 && seen[1-k] {
+			known = st.strs[1-k]
+		}
+		if st.strs[k], err = readStrings(d, openRLHFFields[k], st.strs[k][:0], known); err != nil {
 			return nil, nil, nil, false, err
 		}
 	}
@@ -102,14 +108,24 @@ func (st *state) decodeOpenRLHF() (query, prompts, labels []jstr, hasPrompts boo
 	return query, prompts, labels, seen[1], nil
 }
 
+// openRLHFFields names the request's lists, indexed as in decodeOpenRLHF.
+var openRLHFFields = [3]string{"query", "prompts", "labels"}
+
 // readStrings reads a JSON array of strings into dst, validated but not
-// unescaped.
-func readStrings(d *lex.Decoder, field string, dst []jstr) ([]jstr, error) {
+// unescaped; known[i], where present, likely shares a prefix with item i
+// (lex.Decoder.RawStrPrefix).
+func readStrings(d *lex.Decoder, field string, dst, known []jstr) ([]jstr, error) {
 	if !d.Begin('[') {
 		return dst, &FieldError{Path: field, Err: d.Err()}
 	}
 	for i := 0; d.Next(i, ']'); i++ {
-		raw, esc := d.RawStr()
+		var raw []byte
+		var esc bool
+		if i < len(known) {
+			raw, esc = d.RawStrPrefix(known[i].raw)
+		} else {
+			raw, esc = d.RawStr()
+		}
 		if d.Err() != nil {
 			return dst, &FieldError{Path: field + "[" + strconv.Itoa(i) + "]", Err: d.Err()}
 		}
@@ -123,9 +139,11 @@ func readStrings(d *lex.Decoder, field string, dst []jstr) ([]jstr, error) {
 
 func appendOpenRLHF(b []byte, rs []result) []byte {
 	b = append(b, `{"rewards":`...)
+	from := len(b)
 	b = appendList(b, rs, func(b []byte, r *result) []byte { return reward.AppendFloat(b, r.Reward) })
+	to := len(b)
 	b = append(b, `,"scores":`...)
-	b = appendList(b, rs, func(b []byte, r *result) []byte { return reward.AppendFloat(b, r.Reward) })
+	b = append(b, b[from:to]...) // the same list
 	b = append(b, `,"extra_logs":{"covered":`...)
 	b = appendList(b, rs, func(b []byte, r *result) []byte { return reward.AppendFloat(b, r.Covered()) })
 	b = append(b, `,"interval":`...)

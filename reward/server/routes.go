@@ -62,7 +62,7 @@ var (
 // endpoint is a route with its metrics bound.
 type endpoint struct {
 	route
-	requests *prometheus.CounterVec // by code, curried with the route
+	requests requestCounts
 	latency  prometheus.Observer
 	items    prometheus.Counter
 }
@@ -179,7 +179,7 @@ func (h *handler) write(w http.ResponseWriter, code int, contentType string, bod
 // finish records metrics and the access log for one request.
 func (h *handler) finish(ctx context.Context, ep *endpoint, method, path, remote string, code, items int, start time.Time) {
 	took := time.Since(start)
-	ep.requests.WithLabelValues(codeText(code)).Inc()
+	ep.requests.inc(code)
 	ep.latency.Observe(took.Seconds())
 	if items > 0 {
 		ep.items.Add(float64(items))

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -375,9 +376,28 @@ func (d *Decoder) RawStr() (raw []byte, escaped bool) {
 		d.want("string")
 		return nil, false
 	}
+	return d.rawStr(d.pos+1, false)
+}
+
+// RawStrPrefix is RawStr for a string that likely shares a prefix with
+// known, the content of a string RawStr returned (OpenRLHF sends each
+// prompt again as the start of its query): the shared bytes were
+// validated there and are only compared here. It returns what RawStr
+// returns, and fails as RawStr does.
+func (d *Decoder) RawStrPrefix(known []byte) (raw []byte, escaped bool) {
+	if d.err != nil || d.Kind() != String {
+		return d.RawStr()
+	}
+	start := d.pos + 1
+	n := tokenStart(known, commonPrefix(d.buf[start:], known))
+	return d.rawStr(start+n, bytes.IndexByte(known[:n], '\\') >= 0)
+}
+
+// rawStr is RawStr for the string starting at d.pos, whose content up to
+// p, not inside an escape, is valid; escaped says whether it holds one.
+func (d *Decoder) rawStr(p int, escaped bool) (raw []byte, _ bool) {
 	b := d.buf
 	start := d.pos + 1
-	p := start
 	for {
 		p = plain(b, p)
 		if p >= len(b) {
@@ -407,15 +427,74 @@ func (d *Decoder) RawStr() (raw []byte, escaped bool) {
 	}
 }
 
+// commonPrefix returns the length of the longest common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	// Equal chunks of doubling size, then halving ones: the difference
+	// is then within a word, found in a few calls to the vectorised
+	// bytes.Equal however long the prefix.
+	i, size := 0, 64
+	for i+size <= n && bytes.Equal(a[i:i+size], b[i:i+size]) {
+		i += size
+		size *= 2
+	}
+	for size /= 2; size >= 8; size /= 2 {
+		if i+size <= n && bytes.Equal(a[i:i+size], b[i:i+size]) {
+			i += size
+		}
+	}
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// tokenStart returns the start of the escape of raw, the content of a
+// string RawStr validated, that spans offset i, or i if none does: raw[:i]
+// is then valid content too. Only the nearest backslash before i within
+// an escape's length (6, \uXXXX) can start one that does.
+func tokenStart(raw []byte, i int) int {
+	for j := i - 1; j >= 0 && j >= i-5; j-- {
+		if raw[j] != '\\' {
+			continue
+		}
+		run := j
+		for run > 0 && raw[run-1] == '\\' {
+			run--
+		}
+		size := 2
+		switch {
+		case (j-run)%2 == 1:
+			return i // raw[j] is escaped: the escape ends at j+1
+		case raw[j+1] == 'u':
+			size = 6
+		}
+		if j+size <= i {
+			return i
+		}
+		return j
+	}
+	return i
+}
+
 // plain returns the offset of the first byte at or after p that is a
 // quote, a backslash or a control character, eight bytes at a time.
 func plain(b []byte, p int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; p+8 <= len(b); p += 8 {
-		x := binary.LittleEndian.Uint64(b[p:])
+	for ; p >= 0 && p <= len(b)-8; p += 8 {
+		x := binary.LittleEndian.Uint64(b[p : p+8])
+		// A byte below 0x20 borrows in x-0x20…, a quote or a backslash in
+		// (x^c)-0x01…; a byte's high bit, which rules out a borrow from
+		// it, is the same in x and x^c. Borrows flag bytes above a
+		// flagged one, never below, so the lowest flag is exact.
 		q, s := x^(ones*'"'), x^(ones*'\\')
-		if ((x-ones*0x20)&^x|(q-ones)&^q|(s-ones)&^s)&highs != 0 {
-			break
+		if m := ((x - ones*0x20) | (q - ones) | (s - ones)) &^ x & highs; m != 0 {
+			return p + bits.TrailingZeros64(m)/8
 		}
 	}
 	for ; p < len(b); p++ {

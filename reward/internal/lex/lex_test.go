@@ -1,8 +1,10 @@
 package lex
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -291,6 +293,138 @@ func BenchmarkRawStr(b *testing.B) {
 		d.RawStr()
 		if d.Err() != nil {
 			b.Fatal(d.Err())
+		}
+	}
+}
+
+func TestRawStrPrefix(t *testing.T) {
+	tests := []struct {
+		name, known, in string
+		raw             string
+		escaped         bool
+		err             string
+	}{
+		{"prefix", `ab\ncd`, `"ab\n"`, `ab\n`, true, ""},
+		{"plain prefix", `abcd`, `"ab"`, `ab`, false, ""},
+		{"equal", `ab\u00e9`, `"ab\u00e9"`, `ab\u00e9`, true, ""},
+		{"empty", `abc`, `""`, ``, false, ""},
+		{"diverges", `abcd`, `"abxy"`, `abxy`, false, ""},
+		{"longer", `ab`, `"abc"`, `abc`, false, ""},
+		{"longer, escaped", `a\nb`, `"a\nbc\t"`, `a\nbc\t`, true, ""},
+		{"longer, invalid", `a\nb`, `"a\nb\x"`, ``, false, `offset 6: invalid escape 'x'`},
+		{"quote escaped in known", `ab\"cd`, `"ab\"`, ``, false, "offset 5: unterminated string"},
+		{"cut inside a \\u escape", `ab\u00e9`, `"ab\u00"`, ``, false, `offset 5: invalid \u escape`},
+		{"cut after an escaped backslash", `ab\\cd`, `"ab\\"`, `ab\\`, true, ""},
+		{"invalid after the prefix", `abc`, "\"ab\x01\"", ``, false, "offset 3: control character in string"},
+		{"not a string", `abc`, `12`, ``, false, "offset 0: want string, got number"},
+	}
+	for _, tt := range tests {
+		var d Decoder
+		d.ResetString(tt.in)
+		raw, esc := d.RawStrPrefix([]byte(tt.known))
+		err := ""
+		if d.Err() != nil {
+			err = d.Err().Error()
+		}
+		if string(raw) != tt.raw || esc != tt.escaped || err != tt.err {
+			t.Errorf("%s: RawStrPrefix(%q) of %q = %q, %v, %q; want %q, %v, %q", tt.name, tt.known, tt.in, raw, esc, err, tt.raw, tt.escaped, tt.err)
+		}
+	}
+}
+
+// FuzzRawStrPrefix: whatever the known string, RawStrPrefix reads what
+// RawStr reads, with the same error at the same offset.
+func FuzzRawStrPrefix(f *testing.F) {
+	for _, s := range [][2]string{
+		{`"ab\ncd"`, `"ab\n"`}, {`"ab\u00e9"`, `"ab\u00"`}, {`"ab\\cd"`, `"ab\\"`},
+		{`"ab\"cd"`, `"ab\""`}, {`"\ud83d\ude00"`, `"\ud83d"`}, {`"abc"`, "\"ab\x01\""},
+		{`"ab"`, `"ab\nc\u00e9"`}, {`"a\u00e9"`, `"a\u00e9\x"`},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]))
+	}
+	f.Fuzz(func(t *testing.T, knownIn, in []byte) {
+		var d Decoder
+		d.Reset(knownIn)
+		known, _ := d.RawStr()
+		if d.Err() != nil {
+			return
+		}
+		var want, got Decoder
+		want.Reset(in)
+		wraw, wesc := want.RawStr()
+		got.Reset(in)
+		graw, gesc := got.RawStrPrefix(known)
+		if string(graw) != string(wraw) || gesc != wesc || got.Offset() != want.Offset() || fmt.Sprint(got.Err()) != fmt.Sprint(want.Err()) {
+			t.Fatalf("RawStrPrefix(%q) of %q = %q, %v, offset %d, %v; RawStr %q, %v, offset %d, %v",
+				known, in, graw, gesc, got.Offset(), got.Err(), wraw, wesc, want.Offset(), want.Err())
+		}
+	})
+}
+
+func BenchmarkRawStrPrefix(b *testing.B) {
+	prompt, err := os.ReadFile("../../server/testdata/prompt.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	query, _ := json.Marshal(string(prompt) + "<answer>[140, 160]</answer><|im_end|>")
+	in, _ := json.Marshal(string(prompt))
+	var d Decoder
+	d.Reset(query)
+	known, _ := d.RawStr()
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		d.Reset(in)
+		d.RawStrPrefix(known)
+		if d.Err() != nil {
+			b.Fatal(d.Err())
+		}
+	}
+}
+
+// TestPlain: the eight-byte scan stops where a byte-by-byte one does,
+// for every byte value at every position of two words, alone and after
+// a byte that borrows.
+func TestPlain(t *testing.T) {
+	slow := func(b []byte) int {
+		for p, c := range b {
+			if c < 0x20 || c == '"' || c == '\\' {
+				return p
+			}
+		}
+		return len(b)
+	}
+	for _, fill := range []byte{'a', 0xff, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x80} {
+		for c := range 256 {
+			for pos := range 16 {
+				for _, second := range []int{-1, pos + 1, 15} {
+					b := bytes.Repeat([]byte{fill}, 17)
+					if second > pos && second < len(b) {
+						b[second] = 0
+					}
+					b[pos] = byte(c)
+					if got, want := plain(b, 0), slow(b); got != want {
+						t.Fatalf("plain(%x, 0) = %d, want %d", b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestCommonPrefix(t *testing.T) {
+	a := bytes.Repeat([]byte("0123456789"), 300)
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 65, 191, 192, 1000, 2999} {
+		for _, cut := range []int{n, len(a)} {
+			b := bytes.Clone(a[:cut])
+			if n < len(b) {
+				b[n] = 'x'
+			}
+			if got := commonPrefix(a, b); got != n {
+				t.Errorf("commonPrefix of %d bytes differing at %d = %d, want %d", len(b), n, got, n)
+			}
+			if got := commonPrefix(b, a); got != n {
+				t.Errorf("commonPrefix of %d bytes differing at %d, swapped = %d, want %d", len(b), n, got, n)
+			}
 		}
 	}
 }
