@@ -86,29 +86,37 @@ func (k wordKey) nonASCII(w string) bool {
 	if len(w) <= 16 {
 		return (k.k0|k.k1)&highBits != 0
 	}
-	i := 0
-	for ; i+8 <= len(w); i += 8 {
-		if le64(w[i:])&highBits != 0 {
-			return true
-		}
-	}
-	for ; i < len(w); i++ {
-		if w[i] >= utf8.RuneSelf {
-			return true
-		}
-	}
-	return false
+	return !isASCII(w)
 }
 
-// Words with a byte outside ASCII go through the cache only while they are
-// found there often enough. Text in most scripts repeats its words as
-// English does, but text that does not (rare characters, long runs of CJK
-// without spaces) misses every time and pays a probe and an insertion for
-// nothing: on tokbench's random Unicode that was a fifth of the time.
-// Every naWindow looked-up words the cache decides again from how many
-// were found; while it bypasses, one such word in naSample is still looked
-// up, so that it notices when the text starts repeating. The ids are the
-// same either way.
+// isASCII reports whether every byte of s is ASCII.
+func isASCII(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if le64(s[i:])&highBits != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// Words with a byte outside ASCII go through the cache's shards only while
+// such words are found in the cache often enough. Text in most scripts
+// repeats its words as English does, but text that does not (rare
+// characters, long runs of CJK without spaces) misses on almost every word
+// and pays a probe and an insertion for nothing: on tokbench's random
+// Unicode that was a fifth of the time. Every such word is looked up in
+// the front table; every naWindow of them, the cache decides again from
+// how many were found (in the front table, or in the shards when they
+// were looked up there). While it bypasses the shards, one such word in
+// naSample still goes through them, so that words that repeat reach the
+// front table and turn the shards back on. The ids are the same either
+// way.
 const (
 	naWindow  = 256
 	naMinHits = naWindow / 8
@@ -116,13 +124,13 @@ const (
 )
 
 // sampleNonASCII reports whether the word with a byte outside ASCII about
-// to be encoded goes through the cache.
+// to be encoded, not in the front table, goes through the shards.
 func (c *wordCache) sampleNonASCII() bool {
 	c.naSeen++
 	return !c.naBypass || c.naSeen%naSample == 0
 }
 
-// noteNonASCII records whether such a word, looked up, was found.
+// noteNonASCII records whether such a word was found in the cache.
 func (c *wordCache) noteNonASCII(hit bool) {
 	c.naLooked++
 	if hit {

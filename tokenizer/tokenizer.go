@@ -268,28 +268,39 @@ func (t *Tokenizer) word(c *wordCache, w string, out *[]int) int {
 		}
 		return 2
 	}
-	if len(w) <= maxCachedWord {
-		k := c.key(w)
-		na := k.nonASCII(w)
-		if !na || c.sampleNonASCII() {
-			n, hit := t.cachedWord(c, k, w, out)
-			if na {
-				c.noteNonASCII(hit)
-			}
-			return n
-		}
+	if len(w) > maxCachedWord {
+		ids := t.encodeWord(&c.sc, w)
+		appendIDs(out, ids)
+		return len(ids)
 	}
-	ids := t.encodeWord(&c.sc, w)
-	appendIDs(out, ids)
-	return len(ids)
+	k := c.key(w)
+	na := k.nonASCII(w)
+	if f, ok := c.fronted(k, w); ok {
+		if na {
+			c.noteNonASCII(true)
+		}
+		appendIDs(out, f.ids[:f.idsLen])
+		return int(f.idsLen)
+	}
+	if !na {
+		n, _ := t.shardWord(c, k, w, out)
+		return n
+	}
+	n, hit := 0, false
+	if c.sampleNonASCII() {
+		n, hit = t.shardWord(c, k, w, out)
+	} else {
+		ids := t.encodeWord(&c.sc, w)
+		appendIDs(out, ids)
+		n = len(ids)
+	}
+	c.noteNonASCII(hit)
+	return n
 }
 
-// cachedWord encodes w through the cache c and reports whether c had it.
-func (t *Tokenizer) cachedWord(c *wordCache, k wordKey, w string, out *[]int) (int, bool) {
-	if f, ok := c.fronted(k, w); ok {
-		appendIDs(out, f.ids[:f.idsLen])
-		return int(f.idsLen), true
-	}
+// shardWord encodes w, not in the front table, through the shards of the
+// cache c and reports whether they had it.
+func (t *Tokenizer) shardWord(c *wordCache, k wordKey, w string, out *[]int) (int, bool) {
 	s, sl := c.find(k, w)
 	if sl.textLen != 0 {
 		c.promote(k, sl)
