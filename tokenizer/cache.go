@@ -48,7 +48,7 @@ type wordCache struct {
 	shards []cacheShard
 	sc     scratch
 	ids    []int // Encode's ids before they are copied out
-	// Whether words with a byte outside ASCII go through the cache
+	// Whether words with a byte outside ASCII go through the shards
 	// (sampleNonASCII, noteNonASCII).
 	naBypass        bool
 	naSeen          uint32   // such words seen

@@ -282,10 +282,17 @@ func (t *Tokenizer) word(c *wordCache, w string, out *[]int) int {
 		appendIDs(out, f.ids[:f.idsLen])
 		return int(f.idsLen)
 	}
-	if !na {
-		n, _ := t.shardWord(c, k, w, out)
-		return n
+	if na {
+		return t.nonASCIIWord(c, k, w, out)
 	}
+	n, _ := t.shardWord(c, k, w, out)
+	return n
+}
+
+// nonASCIIWord encodes w, a word with a byte outside ASCII that is not in
+// the front table, through the shards of c when c samples it
+// (sampleNonASCII), and notes whether they had it.
+func (t *Tokenizer) nonASCIIWord(c *wordCache, k wordKey, w string, out *[]int) int {
 	n, hit := 0, false
 	if c.sampleNonASCII() {
 		n, hit = t.shardWord(c, k, w, out)
