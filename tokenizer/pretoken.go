@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"math/bits"
 	"unicode"
 	"unicode/utf8"
 )
@@ -179,27 +178,8 @@ func contraction(rest string) int {
 	return 0
 }
 
-// letters returns the end of the run of letters starting at s[i]. ASCII
-// letters are stepped over eight bytes at a time (asciiLetters).
+// letters returns the end of the run of letters starting at s[i].
 func letters(s string, i int) int {
-	for i+8 <= len(s) {
-		if s[i] < utf8.RuneSelf {
-			m := asciiLetters(le64(s[i:]))
-			if m == highBits {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(^m&highBits) / 8
-			if s[i] < utf8.RuneSelf {
-				return i
-			}
-		}
-		c, w := classAtSlow(s, i)
-		if c != clsLetter {
-			return i
-		}
-		i += w
-	}
 	for i < len(s) {
 		if b := s[i]; b < utf8.RuneSelf {
 			if asciiClass[b] != clsLetter {
@@ -218,22 +198,8 @@ func letters(s string, i int) int {
 }
 
 // highBits is the top bit of each of eight bytes: the bytes of a
-// little-endian uint64 are ASCII when it has none of them, and
-// asciiLetters of eight ASCII letters is highBits.
+// little-endian uint64 are ASCII when it has none of them.
 const highBits = 0x8080808080808080
-
-// asciiLetters returns x, eight bytes, with the top bit of each byte that
-// is an ASCII letter set and every other bit clear. Setting bit 5 maps
-// A–Z onto a–z and nothing else into a–z; each byte's low seven bits are
-// then compared with 'a' and 'z' by adding 0x80−'a' and 0x80−('z'+1), which
-// carries into the byte's top bit and never past it.
-func asciiLetters(x uint64) uint64 {
-	y := x | 0x2020202020202020
-	low := y &^ highBits
-	ge := low + 0x1F1F1F1F1F1F1F1F // top bit: low >= 'a'
-	gt := low + 0x0505050505050505 // top bit: low > 'z'
-	return ge &^ gt &^ y & highBits
-}
 
 // others returns the end of the run of clsOther runes starting at s[i].
 func others(s string, i int) int {

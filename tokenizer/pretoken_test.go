@@ -44,30 +44,3 @@ func FuzzPretokenASCII(f *testing.F) {
 		}
 	})
 }
-
-// TestASCIILetters checks asciiLetters against the class table for every
-// byte value at every position of the eight, among letters and
-// non-letters on both sides.
-func TestASCIILetters(t *testing.T) {
-	for _, fill := range []byte{'a', 'Z', ' ', 0x80} {
-		for pos := range 8 {
-			for b := range 256 {
-				var x [8]byte
-				for i := range x {
-					x[i] = fill
-				}
-				x[pos] = byte(b)
-				got := asciiLetters(le64(string(x[:])))
-				var want uint64
-				for i, c := range x {
-					if c < 0x80 && asciiClass[c] == clsLetter {
-						want |= 0x80 << (8 * i)
-					}
-				}
-				if got != want {
-					t.Fatalf("asciiLetters(%q) = %#x, want %#x", x[:], got, want)
-				}
-			}
-		}
-	}
-}
