@@ -2,7 +2,9 @@ package httpd
 
 import (
 	"bytes"
+	"errors"
 	"net"
+	"os"
 	"net/http"
 	"strconv"
 	"sync"
@@ -30,7 +32,9 @@ func (l *listener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{Conn: c, s: l.s}, nil
+	nc := &conn{Conn: c, s: l.s}
+	nc.rd.limit, nc.wd.limit = l.s.readArm, l.s.WriteTimeout
+	return nc, nil
 }
 
 // track is the http.Server's ConnState hook.
@@ -87,22 +91,29 @@ const (
 )
 
 // conn is an accepted connection. It marks itself busy when request bytes
-// arrive, and it rewrites the plain-text errors net/http writes for
-// requests it cannot parse into the JSON envelope.
+// arrive, it rewrites the plain-text errors net/http writes for requests
+// it cannot parse into the JSON envelope, and it keeps its deadlines
+// lazily (deadline).
 type conn struct {
 	net.Conn
 	s         *Server
 	phase     atomic.Int32
 	idleSince atomic.Int64 // unix ns
+	rd, wd    deadline
 }
 
 // Read implements net.Conn.
 func (c *conn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if n > 0 {
-		c.phase.CompareAndSwap(phaseIdle, phaseBusy)
+	for {
+		n, err := c.Conn.Read(p)
+		if n > 0 {
+			c.phase.CompareAndSwap(phaseIdle, phaseBusy)
+			return n, err
+		}
+		if err == nil || !c.rd.early(err, c.Conn.SetReadDeadline) {
+			return n, err
+		}
 	}
-	return n, err
 }
 
 // Write implements net.Conn. A response net/http wrote itself is
@@ -110,12 +121,109 @@ func (c *conn) Read(p []byte) (int, error) {
 func (c *conn) Write(p []byte) (int, error) {
 	pe, ok := Canned(p, c.s.MaxHeaderBytes)
 	if !ok {
-		return c.Conn.Write(p)
+		return c.write(p)
 	}
-	if _, err := c.Conn.Write(AppendResponse(nil, pe.Code, c.s.reject(pe, c.RemoteAddr().String()))); err != nil {
+	if _, err := c.write(AppendResponse(nil, pe.Code, c.s.reject(pe, c.RemoteAddr().String()))); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+func (c *conn) write(p []byte) (int, error) {
+	done := 0
+	for {
+		n, err := c.Conn.Write(p[done:])
+		done += n
+		if err == nil || !c.wd.early(err, c.Conn.SetWriteDeadline) {
+			return done, err
+		}
+	}
+}
+
+// SetReadDeadline implements net.Conn (see deadline).
+func (c *conn) SetReadDeadline(t time.Time) error { return c.rd.set(t, c.Conn.SetReadDeadline) }
+
+// SetWriteDeadline implements net.Conn (see deadline).
+func (c *conn) SetWriteDeadline(t time.Time) error { return c.wd.set(t, c.Conn.SetWriteDeadline) }
+
+// SetDeadline implements net.Conn (see deadline).
+func (c *conn) SetDeadline(t time.Time) error {
+	return errors.Join(c.SetReadDeadline(t), c.SetWriteDeadline(t))
+}
+
+// deadline is one direction of a connection's deadline, kept on the
+// socket lazily. net/http sets the read deadline seven times a request
+// (idle, none, the header's, the whole request's, none for the
+// background read, long past to stop it, none) and the write deadline
+// twice, and every change of a socket's deadline moves a runtime timer,
+// about a microsecond a request in all. Here the socket keeps the
+// deadline it has while that is still ahead and no later than the one
+// wanted; a Read or Write it stops early is retried with the wanted
+// deadline armed (early). A timeout therefore never fires late, and a
+// deadline already past, the way to interrupt a blocked Read, takes
+// effect at once.
+//
+// Setting the deadline to none and then interrupting a blocked Read must
+// wait for the interrupted Read to return before setting it to none
+// again, as net/http does: a Read stopped early while none is wanted is
+// retried.
+type deadline struct {
+	// limit caps how far ahead a deadline is armed (0: no cap), so that
+	// the long idle deadline does not have to be moved back for the
+	// shorter header deadline that follows it; a connection idle for
+	// longer wakes once a limit to arm the rest.
+	limit time.Duration
+	mu    sync.Mutex
+	want  time.Time // zero: none
+	armed time.Time // zero: none
+	// passed: the armed deadline was past when armed (an interrupt).
+	passed bool
+}
+
+// set wants t (zero: none) and changes the socket's deadline with apply
+// only when the one armed is later than t or was already past when
+// armed; the clock is read only then. Wanting none leaves the armed
+// deadline: a Read or Write it stops is retried, as is one stopped by an
+// armed deadline that has passed since.
+func (d *deadline) set(t time.Time, apply func(time.Time) error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.want = t
+	if t.IsZero() || !d.armed.IsZero() && !d.passed && !d.armed.After(t) {
+		return nil
+	}
+	return d.arm(time.Now(), apply)
+}
+
+// arm sets the socket's deadline to the wanted one, at most limit ahead
+// (none wanted: limit ahead, or none without a limit). The caller holds
+// mu.
+func (d *deadline) arm(now time.Time, apply func(time.Time) error) error {
+	t := d.want
+	if d.limit > 0 && (t.IsZero() || t.Sub(now) > d.limit) {
+		t = now.Add(d.limit)
+	}
+	d.passed = !t.IsZero() && !t.After(now)
+	if t.Equal(d.armed) {
+		return nil
+	}
+	d.armed = t
+	return apply(t)
+}
+
+// early reports whether err is a timeout of the armed deadline before
+// the wanted one; if so it arms the wanted one, and the caller retries.
+func (d *deadline) early(err error, apply func(time.Time) error) bool {
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	if !d.want.IsZero() && !d.want.After(now) {
+		return false
+	}
+	return d.arm(now, apply) == nil
 }
 
 // CloseWrite half-closes the connection, so that net/http's lingering

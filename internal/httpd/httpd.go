@@ -83,6 +83,10 @@ type Server struct {
 	// before routing (the status is e.Code) and is the place to count
 	// it; remote is the client's address. nil means {"error": e.Text}.
 	Reject func(e *ProtocolError, remote string) []byte
+
+	// readArm is the shortest positive read timeout: how far ahead a
+	// connection's read deadline is armed (see deadline).
+	readArm time.Duration
 }
 
 func (s *Server) drainTimeout() time.Duration {
@@ -107,6 +111,11 @@ func (s *Server) reject(e *ProtocolError, remote string) []byte {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.Draining == nil {
 		s.Draining = new(atomic.Bool)
+	}
+	for _, d := range []time.Duration{s.ReadHeaderTimeout, s.ReadTimeout, s.IdleTimeout} {
+		if d > 0 && (s.readArm == 0 || d < s.readArm) {
+			s.readArm = d
+		}
 	}
 	tl := newListener(ln, s)
 	srv := &http.Server{
