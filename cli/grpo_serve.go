@@ -56,6 +56,9 @@ func runGRPOServe(c *ucli.Context) error {
 	if err != nil {
 		return fmt.Errorf("grpo serve: %w", err)
 	}
+	if err := setServeGC(c); err != nil {
+		return fmt.Errorf("grpo serve: %w", err)
+	}
 	ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
 	err = est.Prepare(ctx)
 	cancel()

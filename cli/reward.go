@@ -96,6 +96,9 @@ func runRewardServe(c *ucli.Context) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("reward serve: %w", err)
 	}
+	if err := setServeGC(c); err != nil {
+		return fmt.Errorf("reward serve: %w", err)
+	}
 	ln, err := net.Listen("tcp", c.String("addr"))
 	if err != nil {
 		return fmt.Errorf("reward serve: %w", err)

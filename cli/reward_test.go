@@ -359,3 +359,51 @@ predictions without a data row: 0
 		t.Errorf("stdout =\n%s\nwant\n%s", stdout, want)
 	}
 }
+
+// reward serve runs the collector at --gc-percent, 400 by default unless
+// GOGC is set; /metrics exports what the runtime uses (go_gc_gogc_percent).
+func TestRewardServeGCPercent(t *testing.T) {
+	for _, tc := range []struct {
+		env  string // GOGC; "" unset
+		args []string
+		want string
+	}{
+		{"", nil, "400"},
+		{"50", nil, "50"},
+		{"50", []string{"--gc-percent", "200"}, "200"},
+		{"", []string{"--gc-percent", "100"}, "100"},
+	} {
+		cmd := childCommand(t, t.TempDir(), append([]string{"reward", "serve", "--addr", "127.0.0.1:0", "--drain-grace", "0"}, tc.args...)...)
+		env := cmd.Env[:0:0]
+		for _, kv := range cmd.Env {
+			if !strings.HasPrefix(kv, "GOGC=") {
+				env = append(env, kv)
+			}
+		}
+		if tc.env != "" {
+			env = append(env, "GOGC="+tc.env)
+		}
+		cmd.Env = env
+		var out syncBuffer
+		cmd.Stderr = &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		url := waitServing(t, out.String)
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		m := regexp.MustCompile(`(?m)^go_gc_gogc_percent (\S+)$`).FindSubmatch(page)
+		if m == nil || string(m[1]) != tc.want {
+			t.Errorf("GOGC=%q %v: go_gc_gogc_percent %q, want %s", tc.env, tc.args, m, tc.want)
+		}
+	}
+	dir := t.TempDir()
+	bagen(t, dir, "reward", "serve", "--addr", "127.0.0.1:0", "--gc-percent", "0").oneLine(t, 1,
+		"bagen-data: reward serve: --gc-percent: got 0, want at least 1 (GOGC=off in the environment turns the collector off)")
+}
