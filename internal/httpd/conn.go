@@ -163,10 +163,10 @@ func (c *conn) SetDeadline(t time.Time) error {
 // deadline already past, the way to interrupt a blocked Read, takes
 // effect at once.
 //
-// Setting the deadline to none and then interrupting a blocked Read must
-// wait for the interrupted Read to return before setting it to none
-// again, as net/http does: a Read stopped early while none is wanted is
-// retried.
+// One use behaves unlike a plain socket's: a deadline in the past set to
+// interrupt a blocked Read and then none, before that Read has returned,
+// lets the Read go on, since it finds none wanted and retries. net/http
+// waits for the interrupted Read to return before it sets none.
 type deadline struct {
 	// limit caps how far ahead a deadline is armed (0: no cap), so that
 	// the long idle deadline does not have to be moved back for the

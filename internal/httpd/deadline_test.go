@@ -200,12 +200,7 @@ func TestDeadlinesStillFire(t *testing.T) {
 		c := dialAfter(t, addr, 3)
 		sent.Store(time.Now().UnixNano())
 		io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhel")
-		select {
-		case took := <-failed:
-			between(t, "a stalled body failed", took, 400*time.Millisecond)
-		case <-time.After(5 * time.Second):
-			t.Fatal("a stalled body was still read after 5s")
-		}
+		failedAfter(t, failed, "a stalled body failed", 400*time.Millisecond)
 	})
 	t.Run("write", func(t *testing.T) {
 		var sent atomic.Int64 // unix ns; 0 until the big request
@@ -229,13 +224,20 @@ func TestDeadlinesStillFire(t *testing.T) {
 		sent.Store(time.Now().UnixNano())
 		// The client never reads the 1 GiB answer.
 		io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
-		select {
-		case took := <-failed:
-			between(t, "a write to a client that stopped reading failed", took, 500*time.Millisecond)
-		case <-time.After(5 * time.Second):
-			t.Fatal("a write to a client that stopped reading still blocked after 5s")
-		}
+		failedAfter(t, failed, "a write to a client that stopped reading failed", 500*time.Millisecond)
 	})
+}
+
+// failedAfter waits for a handler's report of how long after its request
+// was sent a read or write failed, and checks it with between.
+func failedAfter(t *testing.T, failed <-chan time.Duration, what string, lo time.Duration) {
+	t.Helper()
+	select {
+	case took := <-failed:
+		between(t, what, took, lo)
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s: not within 5s", what)
+	}
 }
 
 // dialAfter opens a connection and sends n requests on it, answered.
