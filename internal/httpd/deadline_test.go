@@ -269,3 +269,47 @@ func roundTrip(t *testing.T, c net.Conn, br *bufio.Reader) {
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 }
+
+// BenchmarkKeepAlive sends requests one after another on one kept-alive
+// loopback connection to a Server with the servers' default timeouts and
+// reports the socket deadline changes a request besides the time.
+func BenchmarkKeepAlive(b *testing.B) {
+	l := Limits{}.WithDefaults(1 << 20)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	s := Server{Handler: http.HandlerFunc(echoLen), ReadHeaderTimeout: l.ReadHeaderTimeout, ReadTimeout: l.ReadTimeout,
+		WriteTimeout: l.WriteTimeout, IdleTimeout: l.IdleTimeout}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, cl) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReader(c)
+	req := []byte("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+	resp := make([]byte, 0, 256)
+	for b.Loop() {
+		if _, err := c.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		// The answer is headers and "5"; read to its last byte.
+		resp = resp[:0]
+		for len(resp) < 5 || string(resp[len(resp)-5:]) != "\r\n\r\n5" {
+			x, err := br.ReadByte()
+			if err != nil {
+				b.Fatal(err)
+			}
+			resp = append(resp, x)
+		}
+	}
+	b.ReportMetric(float64(cl.reads.Load()+cl.writes.Load())/float64(b.N), "deadlines/op")
+}
