@@ -20,6 +20,7 @@ type countingListener struct {
 	// stops counts read deadlines already past when set: the way
 	// net/http stops its background read.
 	reads, stops, writes atomic.Int64
+	closed               atomic.Int64 // connections the server closed
 }
 
 func (l *countingListener) Accept() (net.Conn, error) {
@@ -41,6 +42,11 @@ func (c *countingConn) SetReadDeadline(t time.Time) error {
 		c.l.stops.Add(1)
 	}
 	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *countingConn) Close() error {
+	c.l.closed.Add(1)
+	return c.Conn.Close()
 }
 
 func (c *countingConn) SetWriteDeadline(t time.Time) error {
@@ -125,9 +131,11 @@ func TestDeadlineChangesPerRequest(t *testing.T) {
 		func(ln net.Listener) net.Listener { cl = &countingListener{Listener: ln}; return cl })
 	const n = 200
 	keepAlive(t, addr, n)
-	// The server re-arms after the last response; wait for it to see the
-	// connection close.
-	time.Sleep(100 * time.Millisecond)
+	// The server re-arms after the last response; wait for it to close
+	// the connection the client closed.
+	for end := time.Now().Add(10 * time.Second); cl.closed.Load() == 0 && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	r, stops, w := cl.reads.Load(), cl.stops.Load(), cl.writes.Load()
 	if r != 1+2*stops || w != 1 || stops < 1 || stops > n {
 		t.Fatalf("%d requests: %d read deadline changes (%d of them stops), %d write deadline changes; want 1 + 2 × stops, stops in [1, %d], and 1",
