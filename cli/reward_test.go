@@ -389,6 +389,7 @@ func TestRewardServeGCPercent(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		url := waitServing(t, out.String)
 		resp, err := http.Get(url + "/metrics")
 		if err != nil {
@@ -397,7 +398,6 @@ func TestRewardServeGCPercent(t *testing.T) {
 		page, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
 		m := regexp.MustCompile(`(?m)^go_gc_gogc_percent (\S+)$`).FindSubmatch(page)
 		if m == nil || string(m[1]) != tc.want {
 			t.Errorf("GOGC=%q %v: go_gc_gogc_percent %q, want %s", tc.env, tc.args, m, tc.want)
