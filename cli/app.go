@@ -81,7 +81,20 @@ func usageError(c *ucli.Context, err error, _ bool) error {
 		}
 		msg = msg[:i] + dashed(name) + msg[i+len("flag -")+len(name):]
 	}
-	return &UsageError{Command: strings.TrimPrefix(c.Command.FullName(), "bagen-data "), Msg: msg}
+	return &UsageError{Command: commandPath(c), Msg: msg}
+}
+
+// commandPath names c's command with its parents ("reward serve"): when
+// a flag does not parse, urfave/cli has not yet given the command its
+// full name.
+func commandPath(c *ucli.Context) string {
+	var names []string
+	for _, x := range c.Lineage() {
+		if x.Command != nil && x.Command.Name != "" && (len(names) == 0 || names[0] != x.Command.Name) {
+			names = append([]string{x.Command.Name}, names...)
+		}
+	}
+	return strings.TrimPrefix(strings.Join(names, " "), c.App.Name+" ")
 }
 
 // Exit statuses of Main.

@@ -199,6 +199,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"probes", "--zzz"}, "bagen-data: probes: unknown flag --zzz (see bagen-data probes --help)"},
 		{[]string{"build", "--out"}, "bagen-data: build: --out needs a value (DIR)"},
 		{[]string{"build", "--seed", "abc"}, `bagen-data: build: invalid value "abc" for --seed: parse error`},
+		{[]string{"reward", "serve", "--gc-percent", "x"}, `bagen-data: reward serve: invalid value "x" for --gc-percent: parse error`},
 		{[]string{"convert", "-i", "x.jsonl"}, "bagen-data: convert: missing --out FILE"},
 		{[]string{"reward", "score"}, "bagen-data: reward score: missing --data PATH and --predictions FILE"},
 		{[]string{"fixtures", "sokoban"}, "bagen-data: fixtures sokoban: missing --out FILE"},
