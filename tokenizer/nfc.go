@@ -60,7 +60,7 @@ func nfcSpans(s string, f func(last, end int) bool) bool {
 			last = i - 1
 			continue
 		}
-		r, w := utf8.DecodeRuneInString(s[i:])
+		r, w := decodeRune(s[i:])
 		if r == utf8.RuneError && w == 1 {
 			return false
 		}
@@ -74,7 +74,7 @@ func nfcSpans(s string, f func(last, end int) bool) bool {
 			if s[end] < utf8.RuneSelf {
 				break
 			}
-			r, w := utf8.DecodeRuneInString(s[end:])
+			r, w := decodeRune(s[end:])
 			if r == utf8.RuneError && w == 1 {
 				return false
 			}

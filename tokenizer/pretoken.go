@@ -71,7 +71,7 @@ func classAtSlow(s string, i int) (cls uint8, w int) {
 	if i >= len(s) {
 		return clsEnd, 0
 	}
-	r, w := utf8.DecodeRuneInString(s[i:])
+	r, w := decodeRune(s[i:])
 	if r == utf8.RuneError && w == 1 {
 		return clsOther, 1
 	}

@@ -64,3 +64,36 @@ func TestRuneWord(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeRune checks decodeRune against utf8.DecodeRuneInString on every
+// string of one to three bytes that starts outside ASCII, followed by a
+// fourth byte or not.
+func TestDecodeRune(t *testing.T) {
+	var buf [4]byte
+	n := 0
+	for b0 := 0x80; b0 < 0x100; b0++ {
+		for b1 := 0; b1 < 0x100; b1++ {
+			for b2 := 0; b2 < 0x100; b2++ {
+				buf[0], buf[1], buf[2], buf[3] = byte(b0), byte(b1), byte(b2), 0x80
+				for _, s := range []string{string(buf[:3]), string(buf[:4])} {
+					r, w := decodeRune(s)
+					wr, ww := utf8.DecodeRuneInString(s)
+					if r != wr || w != ww {
+						t.Fatalf("decodeRune(%q) = %U, %d; utf8 says %U, %d", s, r, w, wr, ww)
+					}
+					n++
+				}
+			}
+			for _, s := range []string{string(buf[:1]), string([]byte{byte(b0), byte(b1)})} {
+				r, w := decodeRune(s)
+				if wr, ww := utf8.DecodeRuneInString(s); r != wr || w != ww {
+					t.Fatalf("decodeRune(%q) = %U, %d; utf8 says %U, %d", s, r, w, wr, ww)
+				}
+				n++
+			}
+		}
+	}
+	if n != 128*256*256*2+128*256*2 {
+		t.Fatalf("checked %d strings", n)
+	}
+}
