@@ -71,7 +71,26 @@ func Load(path string) (*Tokenizer, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return parse(f, path)
+	data, err := readFile(f)
+	if err != nil {
+		return nil, jsonError(path, "", err)
+	}
+	return parseData(data, path)
+}
+
+// readFile reads f whole into one buffer of its size. io.ReadAll grows its
+// buffer as it reads, and in a new process every larger buffer is fresh
+// memory that it clears page by page: for Qwen's 11 MB file that was about
+// 200 ms of CPU in page faults, during which the collector, unable to stop
+// the goroutine, spun as long again (about half of a command's start).
+func readFile(f *os.File) ([]byte, error) {
+	size := 0
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = int(st.Size())
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err := buf.ReadFrom(f)
+	return buf.Bytes(), err
 }
 
 func parse(r io.Reader, source string) (*Tokenizer, error) {
@@ -79,8 +98,15 @@ func parse(r io.Reader, source string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, jsonError(source, "", err)
 	}
+	return parseData(data, source)
+}
+
+// parseData parses the contents of a tokenizer.json; source names it in
+// errors.
+func parseData(data []byte, source string) (*Tokenizer, error) {
 	m, ok := readModelFast(data, source)
 	if !ok {
+		var err error
 		if m, err = readModel(data, source); err != nil {
 			return nil, err
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -218,5 +220,38 @@ func TestAddedTokenOptions(t *testing.T) {
 				t.Errorf("Encode(%q) = %v, want %v", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestLoadFile reads a file whole however it is sized, and names the path
+// in its errors: a missing file, a directory, a truncated file.
+func TestLoadFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "tokenizer.json")
+	data, err := json.Marshal(miniJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tk, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tk.Encode(" the"); !slices.Equal(got, []int{258}) {
+		t.Errorf("Encode(\" the\") = %v, want [258]", got)
+	}
+	if err := os.WriteFile(p, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ path, want string }{
+		{filepath.Join(dir, "nope.json"), "open " + filepath.Join(dir, "nope.json") + ": no such file or directory"},
+		{dir, dir + ": (file): malformed: read " + dir + ": is a directory"},
+		{p, p + ": (file): malformed: unexpected EOF"},
+	} {
+		if _, err := Load(tt.path); err == nil || err.Error() != tt.want {
+			t.Errorf("Load(%s): %v, want %s", tt.path, err, tt.want)
+		}
 	}
 }
