@@ -199,12 +199,24 @@ const (
 )
 
 // ProbeText is the estimation prompt shown after p completed turns.
+// It is probeTemplate(think) filled, without building that template for
+// every row: the probe and its output specification are filled one after
+// the other (no placeholder holds the blank line between them).
 func (t Task) ProbeText(turns []TurnTokens, p int, budget int64, think bool) string {
-	text := fillProbe(t.probeTemplate(think), strconv.Itoa(p), UsageText(turns, p), strconv.FormatInt(budget, 10))
+	turnsText, usage, budgetText := strconv.Itoa(p), UsageText(turns, p), strconv.FormatInt(budget, 10)
 	if t.template != "" {
-		return PyStrip(text)
+		return PyStrip(fillProbe(t.template, turnsText, usage, budgetText))
 	}
-	return text
+	probe, spec := t.probe, t.outputSpec(think)
+	if t.point {
+		probe = pointWords.Replace(probe)
+	}
+	var b strings.Builder
+	b.Grow(len(probe) + len(spec) + len(usage) + 32)
+	writeFilled(&b, probe, turnsText, usage, budgetText)
+	b.WriteString("\n\n")
+	writeFilled(&b, spec, turnsText, usage, budgetText)
+	return b.String()
 }
 
 // fillProbe replaces the placeholders of template, left to right and
@@ -214,11 +226,17 @@ func (t Task) ProbeText(turns []TurnTokens, p int, budget int64, think bool) str
 func fillProbe(template, turns, usage, budget string) string {
 	var b strings.Builder
 	b.Grow(len(template) + len(usage) + 16)
+	writeFilled(&b, template, turns, usage, budget)
+	return b.String()
+}
+
+// writeFilled writes template to b with its placeholders filled (fillProbe).
+func writeFilled(b *strings.Builder, template, turns, usage, budget string) {
 	for {
 		i := strings.IndexByte(template, '{')
 		if i < 0 {
 			b.WriteString(template)
-			return b.String()
+			return
 		}
 		b.WriteString(template[:i])
 		template = template[i:]
@@ -253,15 +271,39 @@ func (t Task) probeTemplate(think bool) string {
 }
 
 func (t Task) outputSpec(think bool) string {
+	return outputSpecs[b2i(think)][b2i(think && t.thinkSpace)][b2i(t.point)]
+}
+
+// outputSpecs are the output specifications by think, thinkSpace and
+// point, made once: ProbeText needs one for every row.
+var outputSpecs = func() (s [2][2][2]string) {
+	for _, think := range []bool{false, true} {
+		for _, space := range []bool{false, true} {
+			for _, point := range []bool{false, true} {
+				s[b2i(think)][b2i(space)][b2i(point)] = makeOutputSpec(think, space, point)
+			}
+		}
+	}
+	return s
+}()
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func makeOutputSpec(think, thinkSpace, point bool) string {
 	prefix := ""
 	if think {
 		prefix = "<think>[YOUR THINKING]</think>"
-		if t.thinkSpace {
+		if thinkSpace {
 			prefix = "<think> [YOUR THINKING] </think>"
 		}
 	}
 	answer := "<answer>[est_low, est_high]</answer>"
-	if t.point {
+	if point {
 		answer = "<answer>NUMBER</answer>"
 	}
 	return "Output exactly one of the following:\n" +
