@@ -2,7 +2,6 @@ package dataset
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -189,15 +188,16 @@ func readSource(ctx context.Context, src probes.Source, progress func(int64), fn
 		return FileDigest{}, err
 	}
 	defer rc.Close()
-	h := sha256.New()
-	cr := &countingReader{r: io.TeeReader(rc, h), progress: progress}
+	h := newAsyncHash(rc, src.Size)
+	defer h.close()
+	cr := &countingReader{r: h, progress: progress}
 	if err := probes.ScanFrom(ctx, src, cr, fn); err != nil {
 		return FileDigest{}, err
 	}
 	if _, err := io.Copy(io.Discard, cr); err != nil {
 		return FileDigest{}, fmt.Errorf("%s: %w", src.Name, err)
 	}
-	return FileDigest{Path: src.Name, Bytes: cr.n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	return FileDigest{Path: src.Name, Bytes: cr.n, SHA256: hex.EncodeToString(h.Sum())}, nil
 }
 
 // countingReader counts the bytes read and reports them every MiB.
