@@ -18,6 +18,10 @@ var blocks = sync.Pool{New: func() any { b := make([]byte, arenaBlock); return &
 type arena struct {
 	cur  []byte    // the free part of the current block
 	used []*[]byte // the blocks handed out from
+	// recs are the spill records of the chunk's rows, first's first, when
+	// they were read all at once before rendering (rowWriter.load).
+	recs  [][]byte
+	first int
 }
 
 // alloc returns n bytes of the arena, with unspecified contents.
@@ -40,5 +44,5 @@ func (a *arena) release() {
 	for _, b := range a.used {
 		blocks.Put(b)
 	}
-	a.cur, a.used = nil, nil
+	a.cur, a.used, a.recs = nil, nil, nil
 }

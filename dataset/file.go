@@ -13,5 +13,5 @@ func WriteFile[T any](ctx context.Context, path string, rows []T) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return writeParquet(ctx, path, len(rows), 1, func(i int, _ *arena) (T, int, error) { return rows[i], 0, nil }, nil, nil)
+	return writeParquet(ctx, path, len(rows), 1, nil, func(i int, _ *arena) (T, int, error) { return rows[i], 0, nil }, nil, nil)
 }

@@ -25,33 +25,46 @@ func (w *rowWriter) write(ctx context.Context, path string, split int, entries [
 	// A row's prompt is at most its trajectory's text: the spilled record's
 	// size estimates it before rendering.
 	weight := func(i int) int { return int(w.trajs[entries[i].Traj].n) }
+	load := func(start, end int, a *arena) error { return w.load(entries, start, end, a) }
 	if split == sftIdx {
-		return writeParquet(ctx, path, len(entries), w.cfg.Workers, func(i int, a *arena) (SFTRow, int, error) {
-			return w.sft(entries[i], a)
+		return writeParquet(ctx, path, len(entries), w.cfg.Workers, load, func(i int, a *arena) (SFTRow, int, error) {
+			return w.sft(entries[i], a.recs[i-a.first])
 		}, weight, progress)
 	}
-	return writeParquet(ctx, path, len(entries), w.cfg.Workers, func(i int, a *arena) (RLRow, int, error) {
-		return w.rl(entries[i], split, i, a)
+	return writeParquet(ctx, path, len(entries), w.cfg.Workers, load, func(i int, a *arena) (RLRow, int, error) {
+		return w.rl(entries[i], a.recs[i-a.first], split, i)
 	}, weight, progress)
 }
 
-// probe loads what rendering entry e needs; the texts it reads from the
-// spill live in a.
-func (w *rowWriter) probe(e Entry, a *arena) (*traj, probes.Probe, []probes.Chat, []TurnTokens, error) {
+// load reads the spill records of entries[start:end] into a, all at once
+// (a.recs). A row's prompt shows the first p.After turns of its
+// trajectory (the first user message when p.After is 0): only they are
+// read.
+func (w *rowWriter) load(entries []Entry, start, end int, a *arena) error {
+	offs := make([]int64, end-start)
+	a.recs, a.first = make([][]byte, end-start), start
+	for k, e := range entries[start:end] {
+		t := &w.trajs[e.Traj]
+		size := t.n
+		if need := shownTurns(t, t.probes[e.Probe]); need > 0 {
+			size = t.ends[need-1]
+		}
+		offs[k], a.recs[k] = t.off, a.alloc(int(size))
+	}
+	return w.sp.readAll(offs, a.recs)
+}
+
+// shownTurns is how many turns of t the prompt of p shows.
+func shownTurns(t *traj, p probes.Probe) int {
+	return min(max(p.After, 1), len(t.ends))
+}
+
+// probe decodes what rendering entry e needs from its spill record rec
+// (read by load into the chunk's arena, whose memory the texts share).
+func (w *rowWriter) probe(e Entry, rec []byte) (*traj, probes.Probe, []probes.Chat, []TurnTokens, error) {
 	t := &w.trajs[e.Traj]
 	p := t.probes[e.Probe]
-	// The prompt shows the first p.After turns (the first user message
-	// when p.After is 0): only they are read.
-	need := min(max(p.After, 1), len(t.ends))
-	size := t.n
-	if need > 0 {
-		size = t.ends[need-1]
-	}
-	rec, err := w.sp.read(t.off, a.alloc(int(size)))
-	if err != nil {
-		return nil, p, nil, nil, err
-	}
-	tr, acc, err := decodeTurnsN(rec, need)
+	tr, acc, err := decodeTurnsN(rec, shownTurns(t, p))
 	if err != nil {
 		return nil, p, nil, nil, err
 	}
@@ -63,8 +76,8 @@ func (w *rowWriter) probe(e Entry, a *arena) (*traj, probes.Probe, []probes.Chat
 	return t, p, prompt, turns, nil
 }
 
-func (w *rowWriter) sft(e Entry, a *arena) (SFTRow, int, error) {
-	t, p, prompt, turns, err := w.probe(e, a)
+func (w *rowWriter) sft(e Entry, rec []byte) (SFTRow, int, error) {
+	t, p, prompt, turns, err := w.probe(e, rec)
 	if err != nil {
 		return SFTRow{}, 0, err
 	}
@@ -74,8 +87,8 @@ func (w *rowWriter) sft(e Entry, a *arena) (SFTRow, int, error) {
 	return SFTRow{Messages: msgs, PerTurnTokens: turns, CustomID: customID(t.id, p.After), Budget: t.budget}, size + len(answer), nil
 }
 
-func (w *rowWriter) rl(e Entry, split, index int, a *arena) (RLRow, int, error) {
-	t, p, prompt, turns, err := w.probe(e, a)
+func (w *rowWriter) rl(e Entry, rec []byte, split, index int) (RLRow, int, error) {
+	t, p, prompt, turns, err := w.probe(e, rec)
 	if err != nil {
 		return RLRow{}, 0, err
 	}

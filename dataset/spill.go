@@ -21,7 +21,15 @@ type spill struct {
 	f   *os.File
 	w   *bufio.Writer
 	off int64
+	fd  int // f's descriptor, for rings
+
+	mu      sync.Mutex
+	rings   []*ring // free rings, one per worker reading at once
+	noRings bool    // io_uring is unavailable: pread only
 }
+
+// useRings turns reading through io_uring off for tests of the pread path.
+var useRings = true
 
 func newSpill(dir string) (*spill, error) {
 	f, err := os.CreateTemp(dir, ".spill-*")
@@ -41,7 +49,16 @@ func (s *spill) add(rec []byte) (off int64, n int32, err error) {
 	return off, int32(len(rec)), nil
 }
 
-func (s *spill) finish() error { return s.w.Flush() }
+func (s *spill) finish() error {
+	if err := s.w.Flush(); err != nil {
+		return err
+	}
+	rc, err := s.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	return rc.Control(func(fd uintptr) { s.fd = int(fd) })
+}
 
 // read fills buf with the spill's bytes at off.
 func (s *spill) read(off int64, buf []byte) ([]byte, error) {
@@ -49,7 +66,72 @@ func (s *spill) read(off int64, buf []byte) ([]byte, error) {
 	return buf, err
 }
 
+// readAll fills each bufs[i] with the spill's bytes at offs[i]: through an
+// io_uring, all with one system call, where there is one; the reads it
+// could not do, and all of them without it, with pread.
+func (s *spill) readAll(offs []int64, bufs [][]byte) error {
+	pending := []int(nil)
+	if r := s.ring(); r != nil {
+		failed, ok, err := r.read(s.fd, offs, bufs)
+		if err != nil {
+			return err // reads may still be landing in bufs: the ring stays open
+		}
+		s.release(r, ok)
+		pending = failed
+	} else {
+		pending = make([]int, len(bufs))
+		for i := range pending {
+			pending[i] = i
+		}
+	}
+	for _, i := range pending {
+		if _, err := s.read(offs[i], bufs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ring returns a free ring, making one if none is free, or nil when
+// io_uring cannot be used.
+func (s *spill) ring() *ring {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.noRings || !useRings {
+		return nil
+	}
+	if n := len(s.rings); n > 0 {
+		r := s.rings[n-1]
+		s.rings = s.rings[:n-1]
+		return r
+	}
+	r, err := newRing(chunkRows)
+	if err != nil {
+		s.noRings = true
+		return nil
+	}
+	return r
+}
+
+// release returns r to the free rings, or closes it when it is no longer
+// usable.
+func (s *spill) release(r *ring, ok bool) {
+	if !ok {
+		r.close()
+		return
+	}
+	s.mu.Lock()
+	s.rings = append(s.rings, r)
+	s.mu.Unlock()
+}
+
 func (s *spill) close() error {
+	s.mu.Lock()
+	for _, r := range s.rings {
+		r.close()
+	}
+	s.rings = nil
+	s.mu.Unlock()
 	name := s.f.Name()
 	err := s.f.Close()
 	return errors.Join(err, os.Remove(name))

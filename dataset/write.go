@@ -70,14 +70,18 @@ func writerOptions() []parquet.WriterOption {
 // chunk's arena, and returns the row and its approximate size in bytes.
 type render[T any] func(i int, a *arena) (T, int, error)
 
+// load, when not nil, prepares the rendering of rows start to end (one
+// chunk) in the chunk's arena before any of them is rendered.
+type load func(start, end int, a *arena) error
+
 // writeParquet renders n rows with render (in parallel, in chunks) and
 // writes them in order to path, atomically. weight, when not nil,
 // estimates row i's size before it is rendered, to cut chunks by bytes.
-func writeParquet[T any](ctx context.Context, path string, n, workers int, render render[T], weight func(i int) int, progress func(done int64)) error {
+func writeParquet[T any](ctx context.Context, path string, n, workers int, load load, render render[T], weight func(i int) int, progress func(done int64)) error {
 	return atomicfile.Write(path, func(f io.Writer) error {
 		bw := bufio.NewWriterSize(f, 1<<20)
 		w := parquet.NewGenericWriter[T](bw, writerOptions()...)
-		if err := writeRows(ctx, w, n, workers, render, weight, progress); err != nil {
+		if err := writeRows(ctx, w, n, workers, load, render, weight, progress); err != nil {
 			return err
 		}
 		if err := w.Close(); err != nil {
@@ -100,7 +104,7 @@ type chunk[T any] struct {
 
 // writeRows renders rows on workers goroutines in chunks and writes them
 // to w in order.
-func writeRows[T any](ctx context.Context, w *parquet.GenericWriter[T], n, workers int, render render[T], weight func(i int) int, progress func(done int64)) error {
+func writeRows[T any](ctx context.Context, w *parquet.GenericWriter[T], n, workers int, load load, render render[T], weight func(i int) int, progress func(done int64)) error {
 	g, ctx := errgroup.WithContext(ctx)
 	queue := make(chan *chunk[T], 2*workers)
 	work := make(chan func(), 2*workers)
@@ -114,7 +118,7 @@ func writeRows[T any](ctx context.Context, w *parquet.GenericWriter[T], n, worke
 		})
 	}
 	g.Go(func() error {
-		return produceChunks(ctx, n, render, weight, budget, inflightBytes(workers), queue, work)
+		return produceChunks(ctx, n, load, render, weight, budget, inflightBytes(workers), queue, work)
 	})
 	g.Go(func() error { return consumeChunks(w, queue, budget, progress) })
 	return g.Wait()
@@ -122,7 +126,7 @@ func writeRows[T any](ctx context.Context, w *parquet.GenericWriter[T], n, worke
 
 // produceChunks queues the chunks in order and hands their rendering to the
 // workers.
-func produceChunks[T any](ctx context.Context, n int, render render[T], weight func(i int) int, budget *semaphore.Weighted, limit int64, queue chan<- *chunk[T], work chan<- func()) error {
+func produceChunks[T any](ctx context.Context, n int, load load, render render[T], weight func(i int) int, budget *semaphore.Weighted, limit int64, queue chan<- *chunk[T], work chan<- func()) error {
 	defer close(queue)
 	defer close(work)
 	for start, end := 0, 0; start < n; start = end {
@@ -133,6 +137,12 @@ func produceChunks[T any](ctx context.Context, n int, render render[T], weight f
 			return err
 		}
 		fn := func() {
+			if load != nil {
+				if err := load(start, end, &c.arena); err != nil {
+					c.done <- err
+					return
+				}
+			}
 			for i := start; i < end; i++ {
 				row, size, err := render(i, &c.arena)
 				if err != nil {
