@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"bagen-data/probes"
@@ -28,8 +29,9 @@ type spill struct {
 	noRings bool    // io_uring is unavailable: pread only
 }
 
-// useRings turns reading through io_uring off for tests of the pread path.
-var useRings = true
+// preadOnly turns reading through io_uring off, for tests of the pread
+// path.
+var preadOnly atomic.Bool
 
 func newSpill(dir string) (*spill, error) {
 	f, err := os.CreateTemp(dir, ".spill-*")
@@ -97,7 +99,7 @@ func (s *spill) readAll(offs []int64, bufs [][]byte) error {
 func (s *spill) ring() *ring {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.noRings || !useRings {
+	if s.noRings || preadOnly.Load() {
 		return nil
 	}
 	if n := len(s.rings); n > 0 {

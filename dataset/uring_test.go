@@ -77,9 +77,9 @@ func TestBuildWithoutRings(t *testing.T) {
 		return fileBytes(t, filepath.Join(dir, out))
 	}
 	with := build("rings")
-	useRings = false
+	preadOnly.Store(true)
 	without := build("pread")
-	useRings = true
+	preadOnly.Store(false)
 	for _, f := range []string{SFTFile, RLFile, EvalFile, ManifestFile} {
 		if !bytes.Equal(with[f], without[f]) {
 			t.Errorf("%s: differs between reading the spill through rings and with pread", f)
@@ -98,10 +98,10 @@ func TestBuildWithoutRings(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rings := range []bool{true, false} {
-		useRings = rings
+		preadOnly.Store(!rings)
 		bufs := [][]byte{make([]byte, 4), make([]byte, 8)}
 		err := sp.readAll([]int64{6, 6}, bufs)
-		useRings = true
+		preadOnly.Store(false)
 		if err != io.EOF || string(bufs[0]) != "6789" {
 			t.Fatalf("rings %v: readAll past the end = %v, first record %q; want io.EOF, %q", rings, err, bufs[0], "6789")
 		}
