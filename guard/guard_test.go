@@ -523,15 +523,22 @@ func TestEstimatorDownFailsOpen(t *testing.T) {
 	if log.n() != 3 {
 		t.Errorf("upstream saw %d calls, want 3", log.n())
 	}
-	// The third estimate starts once the third answer is through.
+	// The third estimate starts once the third answer is through, and its
+	// failure and its verdict are counted one after the other: wait for
+	// all of them.
+	wants := []string{"bagen_guard_estimator_failures_total 3", `bagen_guard_estimates_total{verdict="unestimated"} 3`, `bagen_guard_calls_total{code="200",format="chat"} 3`}
 	var m []byte
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		m = metricsText(t, url)
-		if bytes.Contains(m, []byte("bagen_guard_estimator_failures_total 3")) {
+		all := true
+		for _, want := range wants {
+			all = all && bytes.Contains(m, []byte(want))
+		}
+		if all {
 			break
 		}
 	}
-	for _, want := range []string{"bagen_guard_estimator_failures_total 3", `bagen_guard_estimates_total{verdict="unestimated"} 3`, `bagen_guard_calls_total{code="200",format="chat"} 3`} {
+	for _, want := range wants {
 		if !bytes.Contains(m, []byte(want)) {
 			t.Errorf("metrics lack %q:\n%s", want, m)
 		}
