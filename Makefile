@@ -12,6 +12,11 @@ TOKENIZER_SHA256 := aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492
 
 export BAGEN_DATA_CACHE := $(CACHE)
 
+# apt-get waits up to five minutes for another apt or dpkg to let go of its
+# lock instead of failing at once.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT  := apt-get -o DPkg::Lock::Timeout=300
+
 .PHONY: all build run test vet tokenizer bench fuzz clean
 
 all: build
@@ -28,14 +33,24 @@ run: build tokenizer
 ## integration tests talk to: Qwen's tokenizer, DuckDB (the independent
 ## parquet reader), Chromium (the report test), a real Ollama server built
 ## from source (several minutes the first time, cached after) and the
-## coding-agent CLIs with ccusage. Where Ollama or the CLIs cannot be
-## installed, the tests that need them skip and say so.
-test: tokenizer duckdb chromium
-	@$(MAKE) --no-print-directory ollama || echo "make test: Ollama could not be built here; the tests that need a real Ollama will skip"
-	@$(MAKE) --no-print-directory agents || echo "make test: the agent CLIs could not be installed here; the tests that run them will skip"
+## coding-agent CLIs with ccusage. Outside CI a component that cannot be
+## installed is reported and the tests that need it skip, each saying why;
+## the run ends with the skips by reason and a count of the tests. In CI
+## (CI=true) a component that cannot be installed stops the run, and a test
+## whose component is missing fails.
+test: tokenizer duckdb
+	@$(MAKE) --no-print-directory chromium || $(call soft,Chromium could not be installed,the report test)
+	@$(MAKE) --no-print-directory ollama || $(call soft,Ollama could not be built,the tests that need a real Ollama)
+	@$(MAKE) --no-print-directory agents || $(call soft,the agent CLIs could not be installed,the tests that run them)
 	$(GO) vet ./...
+	$(GO) vet -tags measure ./guard/
 	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/bagen-data
-	$(GO) test -race -count=1 -timeout 45m ./...
+	$(GO) run ./tools/testsum -race -count=1 -timeout 45m ./...
+
+# soft reports a component that could not be installed: outside CI the
+# tests that need it skip; in CI it fails the run.
+soft = { [ "$${CI:-}" != true ] || { echo "make test: $(1) (CI=true: failing)"; exit 1; }; \
+  echo "make test: $(1); $(2) will skip"; }
 
 ## tokenizer: fetch Qwen's tokenizer.json into $(CACHE)
 tokenizer: $(TOKENIZER)
@@ -106,8 +121,10 @@ OLLAMA_VERSION  := v0.17.4
 OLLAMA_BIN      := $(CACHE)/bin/ollama
 OLLAMA_APT      := nlohmann-json3-dev libstb-dev
 OLLAMA_CPPFLAGS := -I/usr/include/stb -I$(CURDIR)/third_party
-OLLAMA_CFLAGS   := -O3 -march=native
-SUDO            := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# AMX stays off: -march=native turns on __AMX_INT8__ on CPUs that have it,
+# and the cgo build never compiles ggml's amx/amx.cpp, so the link fails
+# (undefined ggml_backend_amx_buffer_type).
+OLLAMA_CFLAGS   := -O3 -march=native -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
 
 .PHONY: ollama
 
@@ -119,7 +136,7 @@ ollama:
 	  echo "ollama: $(OLLAMA_BIN) ($(OLLAMA_VERSION), cached)"; \
 	else \
 	  dpkg -s $(OLLAMA_APT) >/dev/null 2>&1 || \
-	    ($(SUDO) apt-get update && $(SUDO) apt-get install -y $(OLLAMA_APT)) && \
+	    ($(SUDO) $(APT) update && $(SUDO) $(APT) install -y --no-install-recommends $(OLLAMA_APT)) && \
 	  mkdir -p $(CACHE)/bin && \
 	  CGO_ENABLED=1 CGO_CPPFLAGS="$(OLLAMA_CPPFLAGS)" CGO_CFLAGS="$(OLLAMA_CFLAGS)" CGO_CXXFLAGS="$(OLLAMA_CFLAGS)" \
 	    GOBIN=$(CACHE)/bin $(GO) install -ldflags="-X=github.com/ollama/ollama/version.Version=$(OLLAMA_VERSION:v%=%)" \
@@ -145,14 +162,13 @@ repro: tokenizer ollama
 # ---- chromium: headless browser for the eval report test --------------------
 # eval/report's test opens the HTML report in headless Chromium and checks the
 # SVG plots render; it skips (saying so) only when no browser is installed.
-CHROMIUM_SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: chromium
 
 ## chromium: install Debian's chromium when no Chromium binary is on PATH
 chromium:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
-	  ($(CHROMIUM_SUDO) apt-get update && $(CHROMIUM_SUDO) apt-get install -y chromium)
+	  ($(SUDO) $(APT) update && $(SUDO) $(APT) install -y --no-install-recommends chromium)
 
 
 ## duckdb: DuckDB's Node.js client, the independent parquet reader the tests check outputs with

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 
+	"bagen-data/internal/testenv"
+
 	"bagen-data/dataset"
 	"bagen-data/eval"
 	predict "bagen-data/eval/prediction"
@@ -71,9 +73,7 @@ func (e *scriptedEstimator) said_() []string {
 // here from the probe rows and the estimator's answers, taken in the
 // order it gave them (--wait: turn k's estimate comes before turn k+1).
 func TestEvalGuardEstimates(t *testing.T) {
-	if err := agenttest.Available(agenttest.Qwen); err != nil {
-		t.Skipf("agenttest: %v", err)
-	}
+	testenv.Need(t, "Qwen Code", agenttest.Available(agenttest.Qwen))
 	model := agenttest.StartModel(t, agenttest.Scripts["three-calls"])
 	est := startScriptedEstimator(t, "<answer>[100, 9000]</answer>", "<answer>impossible</answer>", "no idea")
 	dir := t.TempDir()
@@ -194,9 +194,7 @@ func ledgerSessions(t *testing.T, dir string) []string {
 // the answer text grpo eval gives offline for that probe.
 func TestGuardTrainServeLoop(t *testing.T) {
 	for _, a := range loopAgents {
-		if err := agenttest.Available(a); err != nil {
-			t.Skipf("agenttest: %v", err)
-		}
+		testenv.Need(t, string(a), agenttest.Available(a))
 	}
 	srv := ollamatest.Start(t)
 	t.Setenv("OLLAMA_HOST", strings.TrimPrefix(srv.Host, "http://"))

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"bagen-data/internal/testenv"
+
 	"bagen-data/dataset"
 	"bagen-data/internal/cache"
 	"bagen-data/reward"
@@ -29,7 +31,7 @@ func duckEdit(t *testing.T, path, query string) {
 	dir, _ := cache.Dir()
 	modules := filepath.Join(dir, "node", "node_modules")
 	if _, err := os.Stat(filepath.Join(modules, "@duckdb", "node-api")); err != nil {
-		t.Skipf("DuckDB's Node.js client is missing at %s (make duckdb): the breakages are written through it", modules)
+		testenv.Need(t, "DuckDB's Node.js client", fmt.Errorf("%w (make duckdb)", err))
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed: the breakages are written through DuckDB's Node.js client")
@@ -227,9 +229,8 @@ func TestValidateCatchesBreakages(t *testing.T) {
 			name: "tokens_used without the system prompt in every row",
 			args: []string{"--tokenizer", tokenizer.DefaultPath()},
 			edit: func(t *testing.T, dir string) string {
-				if _, err := os.Stat(tokenizer.DefaultPath()); err != nil {
-					t.Skipf("%s missing (make tokenizer): the system message is counted with it", tokenizer.DefaultPath())
-				}
+				_, err := os.Stat(tokenizer.DefaultPath())
+				testenv.Need(t, "Qwen's tokenizer", err)
 				shift := shiftTokens(-sysTokens, "true")
 				duckEdit(t, rlPath(dir), shift)
 				duckEdit(t, evalPath(dir), shift)

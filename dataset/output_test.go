@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"bagen-data/internal/testenv"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -59,7 +62,7 @@ func unwritable(t *testing.T, dir string) {
 	t.Helper()
 	if os.Geteuid() == 0 {
 		if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
-			t.Skipf("chattr +i: %v: %s", err, out)
+			testenv.Need(t, "chattr +i", fmt.Errorf("%w: %s", err, out))
 		}
 		t.Cleanup(func() { exec.Command("chattr", "-i", dir).Run() })
 		return
@@ -73,7 +76,7 @@ func unwritable(t *testing.T, dir string) {
 func mountTmpfs(t *testing.T, dir string) {
 	t.Helper()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=4m"); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v", err)
+		testenv.Need(t, "a tmpfs mount", err)
 	}
 	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 }
@@ -84,12 +87,12 @@ func moveToOtherFS(t *testing.T, out string) {
 	t.Helper()
 	other, err := os.MkdirTemp("/dev/shm", "bagen-rl-")
 	if err != nil {
-		t.Skipf("no /dev/shm: %v", err)
+		testenv.Need(t, "/dev/shm", err)
 	}
 	t.Cleanup(func() { os.RemoveAll(other) })
 	var a, b syscall.Stat_t
 	if syscall.Stat(other, &a) != nil || syscall.Stat(out, &b) != nil || a.Dev == b.Dev {
-		t.Skip("/dev/shm is not another file system here")
+		testenv.Need(t, "/dev/shm on a file system of its own", errors.New("/dev/shm is on the same file system as the output"))
 	}
 	data, err := os.ReadFile(filepath.Join(out, RLFile))
 	if err != nil {
@@ -257,14 +260,19 @@ func TestBuildReplacesPreviousOutputWhole(t *testing.T) {
 	}
 }
 
-// TestHelperKilledBuild is not a test: run by TestBuildRemovesStageOfKilledBuild
-// as a child process, it starts a build, says "ready" once the build is
-// under way and waits to be killed.
-func TestHelperKilledBuild(t *testing.T) {
-	args := os.Getenv("DATASET_KILLED_BUILD")
-	if args == "" {
-		t.Skip("helper process")
+// TestMain runs the test binary as the child
+// TestBuildRemovesStageOfKilledBuild kills when DATASET_KILLED_BUILD holds
+// an input and an output: it starts a build, says "ready" once the build
+// is under way and waits to be killed.
+func TestMain(m *testing.M) {
+	if args := os.Getenv("DATASET_KILLED_BUILD"); args != "" {
+		killedBuild(args)
+		os.Exit(1)
 	}
+	os.Exit(m.Run())
+}
+
+func killedBuild(args string) {
 	in, out, _ := strings.Cut(args, "\n")
 	var once sync.Once
 	cfg := testConfig()
@@ -287,7 +295,7 @@ func TestBuildRemovesStageOfKilledBuild(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(lookalike, "tree", "data"), []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperKilledBuild$")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "DATASET_KILLED_BUILD="+src.Name+"\n"+out)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"bagen-data/internal/testenv"
+
 	"bagen-data/probes"
 )
 
@@ -19,7 +21,7 @@ import (
 func TestRingReadsWhatPreadReads(t *testing.T) {
 	r, err := newRing(8)
 	if err != nil {
-		t.Skipf("no io_uring here (%v): builds read with pread, which TestBuildWithoutRings covers", err)
+		testenv.Need(t, "io_uring", err)
 	}
 	defer r.close()
 	data := make([]byte, 1<<20)

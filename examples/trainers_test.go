@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"bagen-data/internal/testenv"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"bagen-data/cli"
@@ -45,7 +47,7 @@ func responses(row dataset.RLRow) []string {
 func TestTrainerCalls(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 is not installed: the examples are Python")
+		testenv.Need(t, "python3", err)
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	app := cli.App()

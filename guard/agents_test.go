@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"bagen-data/internal/testenv"
+
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/eval/prediction"
@@ -153,9 +155,7 @@ func TestAgentsLogPolicy(t *testing.T) {
 	script := agenttest.Scripts["two-calls"]
 	for _, agent := range agents {
 		t.Run(string(agent), func(t *testing.T) {
-			if err := agenttest.Available(agent); err != nil {
-				t.Skipf("%v", err)
-			}
+			testenv.Need(t, string(agent), agenttest.Available(agent))
 			r := startGuardRun(t, script, Config{Policy: Log})
 			key := "sk-bagen-guard-test-" + string(agent) + "-5b7e1c"
 			res := agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["two-calls"], APIKey: key})
@@ -192,9 +192,7 @@ func TestAgentsStopPolicy(t *testing.T) {
 	script := agenttest.Scripts["three-calls"]
 	for _, agent := range agents {
 		t.Run(string(agent), func(t *testing.T) {
-			if err := agenttest.Available(agent); err != nil {
-				t.Skipf("%v", err)
-			}
+			testenv.Need(t, string(agent), agenttest.Available(agent))
 			est, _ := estimatorServer(t, func(n int) string {
 				if n >= 2 {
 					return "<think>too far</think><answer>impossible</answer>"
@@ -226,83 +224,13 @@ func TestAgentsStopPolicy(t *testing.T) {
 	}
 }
 
-// TestAgentsStopModes measures what each CLI does with each way of
-// stopping it (the README's agent × mode table): its exit status, how
-// long it took, and how many requests reached the guard after the stop.
-// The guard's part is asserted (no call after the stop reaches the
-// stand-in); the CLI's is logged.
-//
-// It runs only with BAGEN_GUARD_MODES=1 (two minutes of CLI runs).
-func TestAgentsStopModes(t *testing.T) {
-	if os.Getenv("BAGEN_GUARD_MODES") == "" {
-		t.Skip("set BAGEN_GUARD_MODES=1 to measure each CLI under each stop mode")
-	}
-	script := agenttest.Scripts["three-calls"]
-	for _, agent := range agents {
-		for _, mode := range []StopAs{Message, ContextLimit} {
-			t.Run(string(agent)+"/"+mode.String(), func(t *testing.T) {
-				if err := agenttest.Available(agent); err != nil {
-					t.Skipf("%v", err)
-				}
-				est, _ := estimatorServer(t, func(n int) string {
-					if n >= 2 {
-						return "<answer>impossible</answer>"
-					}
-					return "<answer>[1000, 3000]</answer>"
-				})
-				r := startGuardRun(t, script, Config{Policy: Stop, StopAs: mode, Budget: 100_000, Wait: true, Estimator: estimatorFor(est.URL)})
-				start := time.Now()
-				res := agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["three-calls"], Timeout: 2 * time.Minute})
-				took := time.Since(start)
-				r.close()
-				if n := len(r.model.MainCalls()); n != 2 {
-					t.Errorf("stand-in saw %d main calls, want 2", n)
-				}
-				after := 0
-				filepath.WalkDir(r.ledger, func(path string, d fs.DirEntry, err error) error {
-					if err == nil && !d.IsDir() {
-						data, _ := os.ReadFile(path)
-						after += bytes.Count(data, []byte(`"answered_by_guard"`))
-					}
-					return nil
-				})
-				t.Logf("TABLE %s | %s | exit %d | %v | %d requests answered by the guard", agent, mode, res.ExitCode, took.Round(100*time.Millisecond), after)
-			})
-		}
-	}
-}
-
-// TestCaptureRequests writes the real CLIs' second main request (a history
-// with a tool call and its result) to testdata/requests, for the codec
-// tests. Run with BAGEN_GUARD_CAPTURE=1 to refresh them.
-func TestCaptureRequests(t *testing.T) {
-	if os.Getenv("BAGEN_GUARD_CAPTURE") == "" {
-		t.Skip("set BAGEN_GUARD_CAPTURE=1 to capture the CLIs' requests into testdata/requests")
-	}
-	for _, agent := range agents {
-		r := startGuardRun(t, agenttest.Scripts["two-calls"], Config{})
-		agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["two-calls"]})
-		r.close()
-		main := r.model.MainCalls()
-		if len(main) < 2 {
-			t.Fatalf("%s: %d main calls", agent, len(main))
-		}
-		os.MkdirAll("testdata/requests", 0o755)
-		if err := os.WriteFile(filepath.Join("testdata/requests", string(agent)+".json"), main[1].Body, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestAgentsRealEstimator runs Claude Code through the guard with a real
 // model server as the estimator (Ollama with the tiny random Qwen2 of
 // internal/ollamatest): every turn gets an estimate, and the estimator's
 // own tokens, as the server reported them, add up in the ledger and in
 // /metrics.
 func TestAgentsRealEstimator(t *testing.T) {
-	if err := agenttest.Available(agenttest.Claude); err != nil {
-		t.Skipf("%v", err)
-	}
+	testenv.Need(t, string(agenttest.Claude), agenttest.Available(agenttest.Claude))
 	oll := ollamatest.Start(t)
 	est := NewEstimator(&prediction.OpenAI{BaseURL: oll.Host + "/v1", Model: oll.Model, MaxTokens: 16},
 		prediction.Retry{Attempts: 2, Backoff: 10 * time.Millisecond})
@@ -346,9 +274,7 @@ func TestAgentsWarnPolicy(t *testing.T) {
 	script := agenttest.Scripts["two-calls"]
 	for _, agent := range agents {
 		t.Run(string(agent), func(t *testing.T) {
-			if err := agenttest.Available(agent); err != nil {
-				t.Skipf("%v", err)
-			}
+			testenv.Need(t, string(agent), agenttest.Available(agent))
 			est, _ := estimatorServer(t, func(int) string { return "<answer>[500, 900]</answer>" })
 			r := startGuardRun(t, script, Config{Policy: Warn, Budget: 100_000, Wait: true, Estimator: estimatorFor(est.URL)})
 			res := agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["two-calls"]})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bagen-data/internal/testenv"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -317,7 +320,7 @@ func ccusage(t *testing.T, agent agenttest.Agent, home string) []ccusageSession 
 	t.Helper()
 	bin := agenttest.Binary("ccusage")
 	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("ccusage is not installed (run `make agents`): %v", err)
+		testenv.Need(t, "ccusage", fmt.Errorf("%w (make agents)", err))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -2,11 +2,14 @@ package tokenizer
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"bagen-data/internal/testenv"
 )
 
 // sameAsReadModel checks readModelFast against readModel on data: when the
@@ -81,7 +84,7 @@ func TestReadModelFastMatches(t *testing.T) {
 func TestReadModelFastQwen(t *testing.T) {
 	data, err := os.ReadFile(DefaultPath())
 	if err != nil {
-		t.Skipf("Qwen's tokenizer.json is not in the cache (make tokenizer): %v", err)
+		testenv.Need(t, "Qwen's tokenizer", fmt.Errorf("%w (make tokenizer)", err))
 	}
 	if !sameAsReadModel(t, data) {
 		t.Fatal("the fast reader declined Qwen's tokenizer.json")

@@ -684,7 +684,7 @@ func TestRunErrors(t *testing.T) {
 func TestEmbeddedFixturesPass(t *testing.T) {
 	names, err := fixtures.Files("sokoban")
 	if err != nil || len(names) == 0 {
-		t.Skipf("no embedded sokoban fixtures (%v)", err)
+		t.Fatalf("no embedded sokoban fixtures (%v)", err)
 	}
 	tok, err := tokenizer.Load(tokenizer.DefaultPath())
 	if err != nil {

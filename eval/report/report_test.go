@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bagen-data/internal/testenv"
 
 	"bagen-data/eval"
 )
@@ -77,7 +80,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("chromium not found (tried $BAGEN_CHROMIUM, chromium, chromium-browser, google-chrome): run `make chromium` to install it")
+	testenv.Need(t, "chromium", errors.New("none of $BAGEN_CHROMIUM, chromium, chromium-browser, google-chrome found (make chromium)"))
 	return ""
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"bagen-data/internal/testenv"
+
 	"bagen-data/internal/cache"
 )
 
@@ -85,9 +87,7 @@ type Result struct {
 // exits non-zero is not a failure here; check Result.ExitCode.
 func Run(tb testing.TB, c CLI) Result {
 	tb.Helper()
-	if err := Available(c.Agent); err != nil {
-		tb.Skipf("agenttest: %v", err)
-	}
+	testenv.Need(tb, string(c.Agent), Available(c.Agent))
 	if c.Home == "" {
 		c.Home = tb.TempDir()
 	}

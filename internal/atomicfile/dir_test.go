@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"bagen-data/internal/testenv"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -62,7 +65,7 @@ func unwritable(t *testing.T, dir string) {
 	t.Helper()
 	if os.Geteuid() == 0 {
 		if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
-			t.Skipf("chattr +i: %v: %s", err, out)
+			testenv.Need(t, "chattr +i", fmt.Errorf("%w: %s", err, out))
 		}
 		t.Cleanup(func() { exec.Command("chattr", "-i", dir).Run() })
 		return
@@ -228,24 +231,31 @@ func mountTmpfs(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v", err)
+		testenv.Need(t, "a tmpfs mount", err)
 	}
 	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 }
 
-// TestHelperHoldStage is not a test: run by TestCleanStaleAfterSIGKILL as
-// a child process, it stages a directory, says "ready" and waits to be
-// killed.
-func TestHelperHoldStage(t *testing.T) {
-	target := os.Getenv("ATOMICFILE_HOLD_STAGE")
-	if target == "" {
-		t.Skip("helper process")
+// TestMain runs the test binary as the child TestCleanStaleAfterSIGKILL
+// kills when ATOMICFILE_HOLD_STAGE names a target: it stages a directory,
+// says "ready" and waits to be killed.
+func TestMain(m *testing.M) {
+	if target := os.Getenv("ATOMICFILE_HOLD_STAGE"); target != "" {
+		holdStage(target)
+		os.Exit(1)
 	}
+	os.Exit(m.Run())
+}
+
+func holdStage(target string) {
 	d, err := NewDir(target, nil)
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(d.Path(), "half-written"), []byte("x"), 0o644)
 	}
-	write(t, filepath.Join(d.Path(), "half-written"), "x")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
 	os.Stdout.WriteString("ready\n")
 	time.Sleep(time.Minute)
 }
@@ -257,7 +267,7 @@ func TestCleanStaleAfterSIGKILL(t *testing.T) {
 	// marker that is a link to the real thing.
 	write(t, filepath.Join(parent, ".out.stage-mine", "data"), "user")
 	write(t, filepath.Join(parent, ".out.stage-other", markerName), "my own notes\n")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHoldStage$")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "ATOMICFILE_HOLD_STAGE="+target)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -28,6 +28,8 @@ import (
 	"testing"
 	"time"
 
+	"bagen-data/internal/testenv"
+
 	"github.com/ollama/ollama/api"
 
 	"bagen-data/internal/cache"
@@ -107,9 +109,7 @@ func Main(m *testing.M) {
 // stopped in t.Cleanup.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	if err := Available(); err != nil {
-		t.Skipf("ollamatest: %v", err)
-	}
+	testenv.Need(t, "Ollama", Available())
 	models := shared.dir
 	if models == "" {
 		models = t.TempDir()

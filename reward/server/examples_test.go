@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"bagen-data/internal/testenv"
 )
 
 // The Python examples in examples/ run against a real server here, called
@@ -22,7 +24,7 @@ func python(t *testing.T, url string, args ...string) string {
 	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 not installed")
+		testenv.Need(t, "python3", err)
 	}
 	cmd := exec.Command(py, args...)
 	cmd.Env = append(os.Environ(), "BAGEN_REWARD_URL="+url)
