@@ -54,6 +54,11 @@ func App() *ucli.App {
 		},
 	}
 	prepareCommands(app.Commands)
+	// `help [COMMAND...]` is read by Main, not a command of urfave/cli's:
+	// the list names it all the same.
+	app.CustomAppHelpTemplate = strings.Replace(ucli.AppHelpTemplate,
+		`COMMANDS:{{template "visibleCommandCategoryTemplate" .}}`,
+		`COMMANDS:{{template "visibleCommandCategoryTemplate" .}}`+"\n   help      show the commands, or a command's help (help reward serve)", 1)
 	return app
 }
 

@@ -86,11 +86,11 @@ var quietFlag = &ucli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no
 
 func runBuild(c *ucli.Context) error {
 	if c.NArg() > 0 {
-		return fmt.Errorf("build: unexpected argument %q (inputs go in --input)", c.Args().First())
+		return usage("build", fmt.Errorf("unexpected argument %q (inputs go in --input)", c.Args().First()))
 	}
 	cfg, err := buildConfig(c, c.String("task"))
 	if err != nil {
-		return err
+		return usage("build", err)
 	}
 	srcs, err := buildSources(c, cfg.Task.Name)
 	if err != nil {
@@ -102,7 +102,7 @@ func runBuild(c *ucli.Context) error {
 	}
 	if task != cfg.Task.Name {
 		if cfg, err = buildConfig(c, task); err != nil {
-			return err
+			return usage("build", err)
 		}
 	}
 	counter, name, err := openCounter(c)
@@ -266,7 +266,7 @@ func openCounter(c *ucli.Context) (*tokenizer.Tokenizer, string, error) {
 	}
 	t, err := tokenizer.Open(c.Context, spec)
 	if err != nil {
-		return nil, "", fmt.Errorf("tokenizer: %w", err)
+		return nil, "", fmt.Errorf("%s: %w", c.Command.FullName(), err)
 	}
 	return t, spec, nil
 }

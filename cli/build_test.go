@@ -1,13 +1,14 @@
 package cli
 
 import (
-	"bagen-data/tokenizer"
 	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"bagen-data/tokenizer"
 )
 
 // run executes the app with args and returns stdout and the error.

@@ -16,6 +16,19 @@ import (
 type UsageError struct {
 	Command string // "reward score"; empty for the tool itself
 	Msg     string
+	Err     error // the library's error Msg restates, if any
+}
+
+// Unwrap returns the library's error, if any.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// usage restates err, about a flag or an argument, as a UsageError of
+// command ("build"); nil stays nil.
+func usage(command string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &UsageError{Command: command, Msg: strings.TrimPrefix(err.Error(), command+": "), Err: err}
 }
 
 func (e *UsageError) Error() string {
@@ -102,12 +115,12 @@ func normalize(app *ucli.App, args []string) ([]string, *invocation, error) {
 		tokens := []string{a}
 		if takesValue(f) && !hasValue {
 			if i+1 == len(rest) {
-				return nil, inv, &UsageError{inv.name(), fmt.Sprintf("--%s needs a value (%s)", name, placeholder(f))}
+				return nil, inv, &UsageError{Command: inv.name(), Msg: fmt.Sprintf("--%s needs a value (%s)", name, placeholder(f))}
 			}
 			i++
 			value = rest[i]
 			if strings.HasPrefix(value, "--") && len(value) > 2 {
-				return nil, inv, &UsageError{inv.name(), fmt.Sprintf("--%s needs a value (%s), got the flag %s", name, placeholder(f), value)}
+				return nil, inv, &UsageError{Command: inv.name(), Msg: fmt.Sprintf("--%s needs a value (%s), got the flag %s", name, placeholder(f), value)}
 			}
 			tokens = append(tokens, value)
 		}
@@ -240,7 +253,7 @@ func unknownCommand(inv *invocation, cmds []*ucli.Command, name string) error {
 	} else {
 		msg += "; commands: " + strings.Join(names, ", ")
 	}
-	return &UsageError{inv.name(), msg}
+	return &UsageError{Command: inv.name(), Msg: msg}
 }
 
 func unknownFlag(app *ucli.App, inv *invocation, name string) error {
@@ -256,7 +269,7 @@ func unknownFlag(app *ucli.App, inv *invocation, name string) error {
 	} else if len(inv.path) > 0 {
 		msg += fmt.Sprintf(" (see bagen-data %s --help)", inv.name())
 	}
-	return &UsageError{inv.name(), msg}
+	return &UsageError{Command: inv.name(), Msg: msg}
 }
 
 // dashed writes a flag name as the help does: -o, --out.
@@ -334,7 +347,7 @@ func checkRequired(inv *invocation) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	return &UsageError{inv.name(), "missing " + strings.Join(missing, " and ")}
+	return &UsageError{Command: inv.name(), Msg: "missing " + strings.Join(missing, " and ")}
 }
 
 // outputKind is what a flag naming an output writes there.

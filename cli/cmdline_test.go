@@ -183,6 +183,9 @@ func TestCommandLineErrors(t *testing.T) {
 	if help.code != 0 || help.stdout != direct.stdout || !strings.HasPrefix(help.stdout, "NAME:\n   bagen-data build - ") {
 		t.Errorf("help build: exit %d, stdout %q…; want build --help's", help.code, help.stdout[:min(80, len(help.stdout))])
 	}
+	if r := bagen(t, dir, "help"); r.code != 0 || !strings.Contains(r.stdout, "\n   guard     proxy an agent's model calls, estimate its remaining budget live, and log, warn or stop it\n   help      show the commands, or a command's help (help reward serve)\n") {
+		t.Errorf("help: exit %d, want the commands with help last:\n%s", r.code, r.stdout)
+	}
 	if r := bagen(t, dir, "help", "reward", "score"); r.code != 0 || !strings.HasPrefix(r.stdout, "NAME:\n   bagen-data reward score - ") {
 		t.Errorf("help reward score: exit %d, %q", r.code, r.stdout[:min(80, len(r.stdout))])
 	}
@@ -204,12 +207,14 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"reward", "score"}, "bagen-data: reward score: missing --data PATH and --predictions FILE"},
 		{[]string{"fixtures", "sokoban"}, "bagen-data: fixtures sokoban: missing --out FILE"},
 		{[]string{"eval", "--predictions", "p.jsonl"}, "bagen-data: eval: --data is required (the eval/test.parquet to score)"},
+		{[]string{"eval", "stray", "--predictions", "p.jsonl"}, `bagen-data: eval: unexpected argument "stray" (files given as arguments need --compare)`},
+		{[]string{"build", "--width", "30"}, `bagen-data: build: width "30": unknown kind (want pctN such as pct30, fixN such as fix100, or point)`},
+		{[]string{"build", "stray"}, `bagen-data: build: unexpected argument "stray" (inputs go in --input)`},
+		{[]string{"validate", "--max-examples", "-1", "out"}, "bagen-data: validate: --max-examples: want ≥ 0, got -1"},
+		{[]string{"validate"}, "bagen-data: validate: give a dataset directory or parquet files"},
+		{[]string{"grpo", "train", "stray"}, `bagen-data: grpo train: unexpected argument "stray"`},
 	} {
-		code := 2
-		if tc.args[0] == "eval" {
-			code = 1
-		}
-		bagen(t, dir, tc.args...).oneLine(t, code, tc.want)
+		bagen(t, dir, tc.args...).oneLine(t, 2, tc.want)
 	}
 }
 

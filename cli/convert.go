@@ -83,7 +83,7 @@ func readOptions(c *ucli.Context) (*rollout.Options, error) {
 
 func runConvert(c *ucli.Context) error {
 	if c.NArg() > 0 {
-		return fmt.Errorf("convert: unexpected argument %q (inputs go in --input)", c.Args().First())
+		return usage("convert", fmt.Errorf("unexpected argument %q (inputs go in --input)", c.Args().First()))
 	}
 	o, err := readOptions(c)
 	if err != nil {

@@ -133,9 +133,9 @@ func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 	}
 	switch {
 	case c.NArg() > 0:
-		return eval.Run{}, nil, fmt.Errorf("eval: unexpected argument %q (files given as arguments need --compare)", c.Args().First())
+		return eval.Run{}, nil, usage("eval", fmt.Errorf("unexpected argument %q (files given as arguments need --compare)", c.Args().First()))
 	case data == "":
-		return eval.Run{}, nil, errors.New("eval: --data is required (the eval/test.parquet to score)")
+		return eval.Run{}, nil, usage("eval", errors.New("--data is required (the eval/test.parquet to score)"))
 	case sources != 1:
 		return eval.Run{}, nil, errors.New("eval: give exactly one of --predictions FILE, --ollama MODEL and --endpoint URL")
 	case endpoint != "" && c.String("model") == "":

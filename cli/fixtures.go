@@ -71,7 +71,7 @@ func runFixtures(newGen fixtureGen) ucli.ActionFunc {
 	return func(c *ucli.Context) error {
 		name := "fixtures " + c.Command.Name
 		if c.NArg() > 0 {
-			return fmt.Errorf("%s: unexpected argument %q", name, c.Args().First())
+			return usage(name, fmt.Errorf("unexpected argument %q", c.Args().First()))
 		}
 		if n := c.Int("n"); n < 1 {
 			return fmt.Errorf("%s: -n: got %d, want at least 1", name, n)

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -31,4 +32,25 @@ func dataFile(path string) string {
 		return filepath.Join(path, filepath.FromSlash(dataset.EvalFile))
 	}
 	return path
+}
+
+// dashFlags restates err, one reason a line, as a usage error of command
+// whose lines that begin with the name of one of flags ("budget: want ≥
+// 0", "max body: …") begin with the flag ("--budget: want ≥ 0").
+func dashFlags(command string, flags []ucli.Flag, err error) error {
+	if err == nil {
+		return nil
+	}
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		for _, f := range flags {
+			name := f.Names()[0]
+			for _, spoken := range []string{name, strings.ReplaceAll(name, "-", " ")} {
+				if rest, ok := strings.CutPrefix(l, spoken); ok && (strings.HasPrefix(rest, ":") || strings.HasPrefix(rest, " ")) {
+					lines[i] = "--" + name + rest
+				}
+			}
+		}
+	}
+	return &UsageError{Command: command, Msg: strings.Join(lines, "\n"), Err: err}
 }

@@ -22,7 +22,7 @@ func TestBuildFlagBounds(t *testing.T) {
 	_, err := run(t, "build", "-q", "--out", out, "--balance-ratio", "Inf", "--oversample-possible", "1000000000",
 		"--workers", "100000", "--probe-every", "-1", "--min-remaining", "-5", "--budget", "99999999999999999",
 		"--split", "9223372036854775807/9223372036854775807/102", "--width", "fix9223372036854775807")
-	want := `split "9223372036854775807/9223372036854775807/102": "9223372036854775807" is not an integer percentage 0 to 100
+	want := `build: split "9223372036854775807/9223372036854775807/102": "9223372036854775807" is not an integer percentage 0 to 100
 --budget: got 99999999999999999, want 0 (the trajectory's or the task's) to 9007199254740992 tokens
 --width: got fix9223372036854775808, want a half-width of 0 to 9007199254740992 tokens
 --probe-every: got -1, want 0 (every turn) to 1048576 turns
@@ -38,9 +38,9 @@ func TestBuildFlagBounds(t *testing.T) {
 		t.Errorf("errors.As: %+v, want the library's FieldError for Budget", fe)
 	}
 	for _, tc := range []struct{ value, want string }{
-		{"NaN", "--balance-ratio: got NaN, want 0 (no cap) to 1e+06"},
-		{"1e19", "--balance-ratio: got 1e+19, want 0 (no cap) to 1e+06"},
-		{"-0.5", "--balance-ratio: got -0.5, want 0 (no cap) to 1e+06"},
+		{"NaN", "build: --balance-ratio: got NaN, want 0 (no cap) to 1e+06"},
+		{"1e19", "build: --balance-ratio: got 1e+19, want 0 (no cap) to 1e+06"},
+		{"-0.5", "build: --balance-ratio: got -0.5, want 0 (no cap) to 1e+06"},
 	} {
 		if _, err := run(t, "build", "-q", "--out", out, "--balance-ratio", tc.value); err == nil || err.Error() != tc.want {
 			t.Errorf("--balance-ratio %s: got %v, want %s", tc.value, err, tc.want)

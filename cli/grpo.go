@@ -138,7 +138,7 @@ func runGRPOTrain(c *ucli.Context) error {
 	data, out := c.String("data"), c.String("out")
 	switch {
 	case c.NArg() > 0:
-		return fmt.Errorf("grpo train: unexpected argument %q", c.Args().First())
+		return usage("grpo train", fmt.Errorf("unexpected argument %q", c.Args().First()))
 	case data == "" || out == "":
 		return errors.New("grpo train: --data DIR and --out DIR are required")
 	}

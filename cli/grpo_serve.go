@@ -50,7 +50,7 @@ unreachable gets 503 with the reason (eval retries it).
 
 func runGRPOServe(c *ucli.Context) error {
 	if c.NArg() > 0 {
-		return fmt.Errorf("grpo serve: unexpected argument %q", c.Args().First())
+		return usage("grpo serve", fmt.Errorf("unexpected argument %q", c.Args().First()))
 	}
 	cfg, est, err := grpoServeConfig(c)
 	if err != nil {

@@ -68,7 +68,7 @@ to the network.`,
 func runGuard(c *ucli.Context) error {
 	cfg, err := guardConfig(c)
 	if err != nil {
-		return err
+		return dashFlags("guard", c.Command.Flags, err)
 	}
 	cfg.Logf = func(format string, args ...any) {
 		fmt.Fprintf(c.App.ErrWriter, "bagen-data guard: "+format+"\n", args...)

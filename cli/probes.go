@@ -65,7 +65,7 @@ type probesConfig struct {
 
 func runProbes(c *ucli.Context) error {
 	if c.NArg() > 0 {
-		return fmt.Errorf("probes: unexpected argument %q (inputs go in --input)", c.Args().First())
+		return usage("probes", fmt.Errorf("unexpected argument %q (inputs go in --input)", c.Args().First()))
 	}
 	cfg, err := probesFlags(c, c.String("task"))
 	if err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -43,10 +44,15 @@ check fails; warnings fail only with --strict, information never.
 func runValidate(c *ucli.Context) error {
 	paths := append(c.StringSlice("input"), c.Args().Slice()...)
 	if len(paths) == 0 {
-		return fmt.Errorf("validate: give a dataset directory or parquet files")
+		return usage("validate", errors.New("give a dataset directory or parquet files"))
+	}
+	for _, name := range []string{"max-examples", "max-prompt-tokens"} {
+		if c.Int(name) < 0 {
+			return usage("validate", fmt.Errorf("--%s: want ≥ 0, got %d", name, c.Int(name)))
+		}
 	}
 	if j := c.String("json"); strings.HasSuffix(j, ".parquet") {
-		return fmt.Errorf("validate: --json %s: --json takes the report's output FILE (- for standard output); the parquet to check goes after the flags", j)
+		return usage("validate", fmt.Errorf("--json %s: --json takes the report's output FILE (- for standard output); the parquet to check goes after the flags", j))
 	}
 	cfg := validate.Config{MaxExamples: c.Int("max-examples"), MaxPromptTokens: c.Int("max-prompt-tokens"), Strict: c.Bool("strict")}
 	if spec := c.String("tokenizer"); spec != "" {

@@ -199,6 +199,7 @@ func TestScanErrors(t *testing.T) {
 		{"empty", "  \n", "in: empty input"},
 		{"not json", "hello", `in:1: want a JSON object per line, a JSON document or a JSON array, got 'h'`},
 		{"BOM then not json", "\xef\xbb\xbfhello", `in:1: want a JSON object per line, a JSON document or a JSON array, got 'h'`},
+		{"parquet", "PAR1\x15\x04", `in:1: this is a parquet file, not a log: give build's outputs to validate, eval or reward; build reads agent logs (JSON lines, JSON documents or arrays)`},
 		{"broken array", `[{"turns":[]}, {`, "in[1]: unexpected EOF"},
 	}
 	for _, tt := range tests {

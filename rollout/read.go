@@ -369,6 +369,9 @@ func ScanFrom(ctx context.Context, src Source, raw io.Reader, fn func(Record) er
 	case '{':
 		return s.objects()
 	}
+	if magic, _ := r.Peek(4); string(magic) == "PAR1" {
+		return s.errorf(1, "this is a parquet file, not a log: give build's outputs to validate, eval or reward; build reads agent logs (JSON lines, JSON documents or arrays)")
+	}
 	return s.errorf(1, "want a JSON object per line, a JSON document or a JSON array, got %q", first)
 }
 

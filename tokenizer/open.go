@@ -3,7 +3,9 @@ package tokenizer
 import (
 	"bagen-data/internal/cache"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -46,10 +48,15 @@ func Open(ctx context.Context, spec string) (*Tokenizer, error) {
 	default:
 		t, err = Load(spec)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer %q: %w", spec, err)
+	var pe *fs.PathError
+	switch {
+	case err == nil:
+		return t, nil
+	case errors.As(err, &pe) && pe.Path == spec:
+		// The file's error names the spec already.
+		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	return t, nil
+	return nil, fmt.Errorf("tokenizer %q: %w", spec, err)
 }
 
 // openHF downloads a tokenizer.json from the Hugging Face Hub.

@@ -51,7 +51,7 @@ func TestOpenFile(t *testing.T) {
 	}
 	missing := filepath.Join(t.TempDir(), "nope.json")
 	_, err = Open(ctx, missing)
-	if !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), `tokenizer "`+missing+`": open `+missing) {
+	if !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), `tokenizer: open `+missing+`: `) {
 		t.Errorf("Open(missing) error = %v, want a not-exist error naming the spec", err)
 	}
 }

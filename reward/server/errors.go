@@ -1,8 +1,11 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"bagen-data/internal/httpd"
 	"bagen-data/reward"
@@ -76,4 +79,20 @@ func status(err error) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
+}
+
+// bodyError is a body the lexer stopped at: one that is not JSON says so
+// with encoding/json's reason; one of the wrong shape keeps err.
+func bodyError(body []byte, err error) *FieldError {
+	var v any
+	var se *json.SyntaxError
+	if jerr := json.Unmarshal(body, &v); !errors.As(jerr, &se) {
+		return &FieldError{Path: "body", Err: err}
+	}
+	msg := se.Error()
+	if se.Offset >= int64(len(body)) && strings.Contains(msg, "in literal") {
+		// encoding/json calls a cut literal ("nul") an invalid ' '.
+		msg = "unexpected end of input"
+	}
+	return &FieldError{Path: "body", Err: fmt.Errorf("not valid JSON: offset %d: %s", se.Offset, msg)}
 }

@@ -24,7 +24,7 @@ func (h *handler) native(st *state) (int, error) {
 	d.Reset(st.body)
 	seen := false
 	if !d.Begin('{') {
-		return 0, &FieldError{Path: "body", Err: d.Err()}
+		return 0, bodyError(st.body, d.Err())
 	}
 	for i := 0; d.Next(i, '}'); i++ {
 		if key := d.Key(); string(key) != "items" {
@@ -39,7 +39,7 @@ func (h *handler) native(st *state) (int, error) {
 	d.Finish()
 	switch {
 	case d.Err() != nil:
-		return 0, &FieldError{Path: "body", Err: d.Err()}
+		return 0, bodyError(st.body, d.Err())
 	case !seen:
 		return 0, &FieldError{Path: "items", Err: errMissing}
 	case len(st.results) == 0:

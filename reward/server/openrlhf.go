@@ -57,7 +57,7 @@ func (st *state) decodeOpenRLHF() (query, prompts, labels []jstr, hasPrompts boo
 	d.Reset(st.body)
 	var seen [3]bool
 	if !d.Begin('{') {
-		return nil, nil, nil, false, &FieldError{Path: "body", Err: d.Err()}
+		return nil, nil, nil, false, bodyError(st.body, d.Err())
 	}
 	for i := 0; d.Next(i, '}'); i++ {
 		key := d.Key()
@@ -90,7 +90,7 @@ func (st *state) decodeOpenRLHF() (query, prompts, labels []jstr, hasPrompts boo
 	}
 	d.Finish()
 	if err := d.Err(); err != nil {
-		return nil, nil, nil, false, &FieldError{Path: "body", Err: err}
+		return nil, nil, nil, false, bodyError(st.body, err)
 	}
 	query, prompts, labels = st.strs[0], st.strs[1], st.strs[2]
 	switch {

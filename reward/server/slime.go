@@ -28,7 +28,7 @@ func (st *state) decodeSlime() (response, label []byte, err error) {
 	d.Reset(st.body)
 	var hasResponse, hasLabel bool
 	if !d.Begin('{') {
-		return nil, nil, &FieldError{Path: "body", Err: d.Err()}
+		return nil, nil, bodyError(st.body, d.Err())
 	}
 	for i := 0; d.Next(i, '}'); i++ {
 		key := d.Key()
@@ -50,7 +50,7 @@ func (st *state) decodeSlime() (response, label []byte, err error) {
 	d.Finish()
 	switch {
 	case d.Err() != nil:
-		return nil, nil, &FieldError{Path: "body", Err: d.Err()}
+		return nil, nil, bodyError(st.body, d.Err())
 	case !hasResponse:
 		return nil, nil, &FieldError{Path: "response", Err: errMissing}
 	case !hasLabel || len(label) == 0:
