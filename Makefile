@@ -17,13 +17,23 @@ export BAGEN_DATA_CACHE := $(CACHE)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT  := apt-get -o DPkg::Lock::Timeout=300
 
-.PHONY: all build run test vet tokenizer bench fuzz clean
+.PHONY: all build install run test vet tokenizer bench fuzz clean ollama-tiny
 
 all: build
 
 build:
 	@test -x $(BIN) || echo "building $(BIN): the first build downloads and compiles the Go dependencies (a few minutes)"
 	$(GO) build -o $(BIN) ./cmd/bagen-data
+
+## install: put bagen-data in $(PREFIX)/bin (~/.local/bin by default) and
+## Qwen's tokenizer in $(CACHE), where --tokenizer finds it by default
+PREFIX ?= $(HOME)/.local
+install: build tokenizer
+	install -d $(PREFIX)/bin
+	install -m 0755 $(BIN) $(PREFIX)/bin/bagen-data
+	@echo "install: $(PREFIX)/bin/bagen-data; Qwen's tokenizer: $(TOKENIZER) (the default of --tokenizer)"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; \
+	  *) echo "install: $(PREFIX)/bin is not on PATH: export PATH=\"$(PREFIX)/bin:\$$PATH\"";; esac
 
 ## run: build probes from the embedded Sokoban fixtures into ./out
 run: build tokenizer
@@ -143,6 +153,22 @@ ollama:
 	    github.com/ollama/ollama@$(OLLAMA_VERSION) && \
 	  echo "ollama: $(OLLAMA_BIN) ($(OLLAMA_VERSION), built)"; \
 	fi
+
+## ollama-tiny: serve the Ollama that `make ollama` built on
+## $(OLLAMA_TINY_ADDR) with the tiny random-weight test model created as
+## "tiny-qwen" (for trying grpo and the guard offline; its answers are
+## noise), until Ctrl-C. Then: OLLAMA_HOST=$(OLLAMA_TINY_ADDR) bagen-data grpo
+## train --model tiny-qwen ...
+OLLAMA_TINY_ADDR ?= 127.0.0.1:11434
+ollama-tiny: ollama tokenizer
+	@mkdir -p $(CACHE)/ollama-tiny/models
+	$(GO) run ./tools/tinymodel -out $(CACHE)/ollama-tiny/model
+	@export OLLAMA_HOST=$(OLLAMA_TINY_ADDR) OLLAMA_MODELS=$(CACHE)/ollama-tiny/models OLLAMA_FLASH_ATTENTION=0; \
+	  $(OLLAMA_BIN) serve & pid=$$!; trap 'kill $$pid' INT TERM; \
+	  for i in $$(seq 50); do $(OLLAMA_BIN) list >/dev/null 2>&1 && break; sleep 0.2; done; \
+	  $(OLLAMA_BIN) create tiny-qwen -f $(CACHE)/ollama-tiny/model/Modelfile && \
+	  echo "ollama-tiny: serving tiny-qwen on http://$(OLLAMA_TINY_ADDR); Ctrl-C stops it"; \
+	  wait $$pid
 
 ## repro: the appendix's SFT/RL sweep (Zero RL, SFT, SFT→GRPO KL 0.05 / 0.1)
 ## on the Sokoban fixtures with the local GRPO head, once per seed

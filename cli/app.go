@@ -16,6 +16,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"bagen-data/dataset"
+	"bagen-data/grpo"
 	"bagen-data/probes"
 	"bagen-data/rollout"
 )
@@ -176,6 +177,9 @@ var resumable = map[string]string{
 
 // interruptedNote is the line an interrupted run ends with.
 func (inv *invocation) interruptedNote(app *ucli.App) string {
+	if out := inv.given["out"]; inv.name() == "grpo train" && len(out) > 0 && !grpo.HasRun(out[len(out)-1]) {
+		return "interrupted; nothing was written to --out"
+	}
 	if note, ok := resumable[inv.name()]; ok {
 		return "interrupted; " + note
 	}

@@ -149,6 +149,10 @@ func runGRPOTrain(c *ucli.Context) error {
 	if err != nil {
 		return fmt.Errorf("grpo train: %w", err)
 	}
+	opt := grpo.Options{Out: out, Resume: c.Bool("resume"), Name: c.String("name")}
+	if err := opt.Check(); err != nil {
+		return usage("grpo train", fmt.Errorf("--out %w: pass --resume to continue it, or give a new directory", err))
+	}
 	enc, err := grpoEncoder(c)
 	if err != nil {
 		return err
@@ -157,7 +161,8 @@ func runGRPOTrain(c *ucli.Context) error {
 	if !c.Bool("quiet") {
 		progress = c.App.ErrWriter
 	}
-	res, st, err := grpo.TrainDir(c.Context, enc, data, cfg, grpo.Options{Out: out, Resume: c.Bool("resume"), Progress: progress, Name: c.String("name")})
+	opt.Progress = progress
+	res, st, err := grpo.TrainDir(c.Context, enc, data, cfg, opt)
 	if err != nil {
 		return fmt.Errorf("grpo train: %w", withOllamaHint(err))
 	}
@@ -199,7 +204,7 @@ func grpoEncoder(c *ucli.Context) (*grpo.Encoder, error) {
 	return &grpo.Encoder{
 		Client: client, Model: model, Cache: cache, Concurrency: c.Int("concurrency"), NumCtx: c.Int("num-ctx"),
 		Progress: func(done, total int) {
-			bar.update("embed "+model, int64(done), int64(total))
+			bar.updateNote("embed "+model, int64(done), int64(total), bar.rate(int64(done), int64(total), "prompts"))
 			if done == total {
 				bar.done()
 			}

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	ucli "github.com/urfave/cli/v2"
@@ -117,4 +119,19 @@ func fmtArgs(a []string) string {
 		s += x + " "
 	}
 	return s
+}
+
+// TestGRPOTrainOutChecked: an --out that holds an earlier run is refused
+// before Ollama is asked anything (OLLAMA_HOST points at a closed port).
+func TestGRPOTrainOutChecked(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "run", grpo.CheckpointDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "run", grpo.CheckpointDir, grpo.LatestFile), []byte("epoch-1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OLLAMA_HOST", "127.0.0.1:1")
+	bagen(t, dir, "grpo", "train", "--data", dir, "--out", "run").oneLine(t, 2,
+		"bagen-data: grpo train: --out run: holds the checkpoints of an earlier run: pass --resume to continue it, or give a new directory")
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // --cpuprofile works before the command name and among the command's
@@ -42,5 +43,23 @@ func TestCPUProfileEitherPlace(t *testing.T) {
 	}
 	if !strings.Contains(help, "--cpuprofile FILE") {
 		t.Errorf("build --help does not list --cpuprofile:\n%s", help)
+	}
+}
+
+// TestRateNote: the rate is what was done over the time taken, and the
+// time left is what remains at that rate.
+func TestRateNote(t *testing.T) {
+	for _, tc := range []struct {
+		done, total int64
+		elapsed     time.Duration
+		want        string
+	}{
+		{120, 2459, time.Minute, "2.0 prompts/s, 19m30s left"},
+		{2459, 2459, 35 * time.Minute, "1.2 prompts/s, 0s left"},
+		{0, 10, time.Second, ""},
+	} {
+		if got := rateNote(tc.done, tc.total, tc.elapsed, "prompts"); got != tc.want {
+			t.Errorf("rateNote(%d, %d, %v) = %q, want %q", tc.done, tc.total, tc.elapsed, got, tc.want)
+		}
 	}
 }

@@ -61,6 +61,21 @@ func (p *progress) updateNote(stage string, done, total int64, note string) {
 	fmt.Fprintf(p.out, "\r\033[K%-12s [%s] %d/%d%s", stage, bar, done, total, note)
 }
 
+// rate is the note of a stage that has done of total since the progress
+// began: its rate per second and the time left at that rate.
+func (p *progress) rate(done, total int64, unit string) string {
+	return rateNote(done, total, time.Since(p.start), unit)
+}
+
+func rateNote(done, total int64, elapsed time.Duration, unit string) string {
+	if done <= 0 || elapsed <= 0 {
+		return ""
+	}
+	perSec := float64(done) / elapsed.Seconds()
+	left := time.Duration(float64(total-done) / perSec * float64(time.Second)).Round(time.Second)
+	return fmt.Sprintf("%.1f %s/s, %s left", perSec, unit, left)
+}
+
 // done clears the line.
 func (p *progress) done() {
 	p.mu.Lock()

@@ -17,6 +17,9 @@ var (
 	ErrDiverged = errors.New("grpo: objective diverged")
 	// ErrCheckpoint is a missing, unreadable or mismatched checkpoint.
 	ErrCheckpoint = errors.New("invalid checkpoint")
+	// ErrRunExists is an output directory that holds an earlier run's
+	// checkpoints, given without Options.Resume.
+	ErrRunExists = errors.New("holds the checkpoints of an earlier run")
 )
 
 // FieldError is a Config field out of range. Field is the Go field path,

@@ -14,8 +14,12 @@ import (
 // (Featurize) and trains (Train). It writes the probe counts and the
 // embedding summary to o.Progress before training.
 func TrainDir(ctx context.Context, enc *Encoder, dir string, cfg Config, o Options) (*Result, Stats, error) {
+	// Before reading or embedding anything:
 	if err := cfg.Validate(); err != nil {
-		return nil, Stats{}, err // before reading or embedding anything
+		return nil, Stats{}, err
+	}
+	if err := o.Check(); err != nil {
+		return nil, Stats{}, err
 	}
 	src, err := ReadDir(dir)
 	if err != nil {

@@ -63,6 +63,20 @@ type trainer struct {
 	space Space
 }
 
+// HasRun reports whether dir holds the checkpoints of a run.
+func HasRun(dir string) bool {
+	return exists(filepath.Join(dir, CheckpointDir, LatestFile))
+}
+
+// Check refuses an Out that holds a run without Resume; TrainDir calls it
+// before reading or embedding anything.
+func (o Options) Check() error {
+	if !o.Resume && HasRun(o.Out) {
+		return fmt.Errorf("%s: %w", o.Out, ErrRunExists)
+	}
+	return nil
+}
+
 // Train runs SFT (unless cfg.Init is InitRandom) and then GRPO on data,
 // evaluating, logging and checkpointing after every epoch.
 func Train(ctx context.Context, cfg Config, data *Data, o Options) (*Result, error) {
@@ -102,11 +116,10 @@ func (t *trainer) open() error {
 	if err := os.MkdirAll(t.opt.Out, 0o755); err != nil {
 		return err
 	}
-	has := exists(filepath.Join(t.opt.Out, CheckpointDir, LatestFile))
-	if has && !t.opt.Resume {
-		return fmt.Errorf("%s: %w: it holds a checkpoint; resume it or use a new directory", t.opt.Out, ErrCheckpoint)
+	if err := t.opt.Check(); err != nil {
+		return err
 	}
-	if has {
+	if HasRun(t.opt.Out) {
 		return t.resume()
 	}
 	t.pcg = rand.NewPCG(t.cfg.Seed, 0x6772706f) // "grpo"

@@ -143,7 +143,6 @@ func TestResumeRefusals(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{"no resume flag", smallConfig, Options{Out: dir, Name: "test"}, "it holds a checkpoint; resume it or use a new directory"},
 		{"other config", other, Options{Out: dir, Name: "test", Resume: true}, "config differs from the checkpoint's (only epochs may grow)"},
 		{"fewer epochs", fewer, Options{Out: dir, Name: "test", Resume: true}, "config differs from the checkpoint's (only epochs may grow)"},
 	} {
@@ -153,6 +152,10 @@ func TestResumeRefusals(t *testing.T) {
 				t.Errorf("got %v, want ErrCheckpoint ending %q", err, tc.want)
 			}
 		})
+	}
+	if _, err := Train(context.Background(), smallConfig, data, Options{Out: dir, Name: "test"}); !errors.Is(err, ErrRunExists) ||
+		err.Error() != dir+": holds the checkpoints of an earlier run" {
+		t.Errorf("without Resume: got %v, want ErrRunExists", err)
 	}
 	changed := synthData()
 	changed.RL = changed.RL[1:]
