@@ -60,7 +60,7 @@ type EarlyStop struct {
 	Live *EarlyStop `json:"live,omitempty"`
 	// Curve is the saved share against the share of successful runs
 	// aborted for stricter stopping rules (CurveThresholds); empty on
-	// Warehouse probes.
+	// Warehouse probes and on probes without a budget.
 	Curve []CurvePoint `json:"curve,omitempty"`
 }
 
@@ -358,9 +358,10 @@ func contexts(last Scored) ([]int64, bool) {
 }
 
 // curve replays rows under each of CurveThresholds; nil on Warehouse
-// probes, which carry no tokens.
+// probes, which carry no tokens, and on probes without a budget.
 func curve(rows []Scored) []CurvePoint {
-	if len(rows) == 0 || slices.ContainsFunc(rows, func(r Scored) bool { return r.Warehouse }) {
+	if slices.ContainsFunc(rows, func(r Scored) bool { return r.Warehouse }) ||
+		!slices.ContainsFunc(rows, func(r Scored) bool { return r.Budget > 0 }) {
 		return nil
 	}
 	out := make([]CurvePoint, len(CurveThresholds))
