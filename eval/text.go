@@ -229,8 +229,28 @@ func WriteCompare(w io.Writer, runs []Run) error {
 	sweep.write(&b)
 	b.WriteString("\noverall layout (Success and Turns describe the probed rollouts; Reward is S over truly possible probes, ≤ Hit)\n")
 	overall.write(&b)
+	b.WriteString("\nearly stop layout (gross saved share as the paper reports it; net of the estimator's tokens up to each stop)\n")
+	stopTable(runs).write(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// stopTable is one row per run of the early stop's figures: per probe and
+// per run harm, gross and net savings.
+func stopTable(runs []Run) table {
+	t := table{{"run", "false aborts", "runs aborted", "saved", "estimator tokens", "net tokens", "net", "net $"}}
+	for _, r := range runs {
+		e := r.Metrics.EarlyStop
+		est, net, usd := "-", "-", "-"
+		if n := e.Net; n.Tokens != nil {
+			est, net = strconv.FormatInt(*n.EstimatorTokens, 10), strconv.FormatInt(*n.Tokens, 10)
+		}
+		if d := e.Net.Dollars; d != nil && d.Net.Defined() {
+			usd = d.Net.Fixed(4)
+		}
+		t = append(t, []string{r.Name, e.FalseAbortRate.Pct(), e.AbortedSuccessfulShare.Pct(), e.SavedShare.Pct(), est, net, e.Net.Share.Pct(), usd})
+	}
+	return t
 }
 
 // table is rows of cells; the first column is left-aligned, the others
