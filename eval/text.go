@@ -169,8 +169,11 @@ func writeStop(b *strings.Builder, e EarlyStop, harm CI, in string) {
 
 // dollars formats an amount, "unknown" when undefined.
 func dollars(v Num) string {
-	if !v.Defined() {
+	switch {
+	case !v.Defined():
 		return "unknown"
+	case v < 0:
+		return "-$" + (-v).Fixed(4)
 	}
 	return "$" + v.Fixed(4)
 }
