@@ -139,15 +139,8 @@ func billCalls(stop, last dataset.ExtraInfo) (in, cached, out int64) {
 // harm per run, live replay and dollars against recomputeNet.
 func TestEvalNet(t *testing.T) {
 	dir := t.TempDir()
-	out := filepath.Join(dir, "out")
-	if _, stderr, err := runReward(t.Context(), "build", "-q", "--out", out, "--tokenizer", tokenizerPath(t)); err != nil {
-		t.Fatalf("build: %v\n%s", err, stderr)
-	}
-	set := filepath.Join(dir, "sokoban.parquet")
-	if _, stderr, err := runReward(t.Context(), "probes", "-q", "--task", "sokoban", "--out", set, "--tokenizer", tokenizerPath(t)); err != nil {
-		t.Fatalf("probes: %v\n%s", err, stderr)
-	}
-	for _, data := range []string{filepath.Join(out, dataset.EvalFile), set} {
+	ev, set := buildAndProbes(t, dir)
+	for _, data := range []string{ev, set} {
 		t.Run(filepath.Base(data), func(t *testing.T) { checkNet(t, dir, data) })
 	}
 }

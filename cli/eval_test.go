@@ -110,8 +110,9 @@ func TestEvalPredictions(t *testing.T) {
 		t.Errorf("json: got %+v", run)
 	}
 	html, err := os.ReadFile(page)
-	if err != nil || strings.Count(string(html), "<svg ") != 3 {
-		t.Errorf("report: %d svg plots, %v; want 3", strings.Count(string(html), "<svg "), err)
+	// Three plots and the savings-versus-abort curve (the probes carry budgets).
+	if err != nil || strings.Count(string(html), "<svg ") != 4 {
+		t.Errorf("report: %d svg plots, %v; want 4", strings.Count(string(html), "<svg "), err)
 	}
 
 	// The same run again writes the same bytes.
@@ -158,7 +159,15 @@ func TestEvalCompare(t *testing.T) {
 		"overall layout (Success and Turns describe the probed rollouts; Reward is S over truly possible probes, ≤ Hit)\n" +
 		"model         Success  Turns   F1@1  F1@All  Fail F1    Hit  Reward\n" +
 		"SFT pct30 e5    50.0%   3.50  20.0%   58.3%    50.0%  33.3%   0.183\n" +
-		"zero-rl         50.0%   3.50  33.3%   31.2%    62.5%   0.0%   0.000\n"
+		"zero-rl         50.0%   3.50  33.3%   31.2%    62.5%   0.0%   0.000\n" +
+		"\n" +
+		"early stop layout (gross saved share as the paper reports it; net of the estimator's tokens up to each stop)\n" +
+		// A2 of A's and B's 6 probes; A of A and B; C saves 1500 of the
+		// 5000 the failed C and D cost; always impossible stops C and D at
+		// p0 (1850 + 2700). No usage: no net.
+		"run           false aborts  runs aborted  saved  estimator tokens  net tokens  net  net $\n" +
+		"SFT pct30 e5         16.7%         50.0%  30.0%                 -           -    -      -\n" +
+		"zero-rl             100.0%        100.0%  91.0%                 -           -    -      -\n"
 	if stdout != want {
 		t.Errorf("compare:\n%s\nwant:\n%s", stdout, want)
 	}
