@@ -145,10 +145,16 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"custom_id":"a","response":"<answer>[1, 2]</answer>"}` + "\n"))
 	f.Add([]byte("\n\n{\"custom_id\":\"\\u00e9\",\"response\":\"\"}"))
 	f.Add([]byte(`{"custom_id":1}`))
+	f.Add([]byte(`{"custom_id":"a","response":"r","usage":{"prompt_tokens":9,"completion_tokens":3,"reasoning_tokens":1,"cached_tokens":4}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		preds, err := Read(strings.NewReader(string(data)), "f")
 		if err != nil {
 			return
+		}
+		for _, p := range preds {
+			if u := p.Usage; u != nil && (u.CachedTokens > u.PromptTokens || u.CachedTokens < 0 || u.ReasoningTokens > u.CompletionTokens) {
+				t.Errorf("read an impossible usage %+v", *u)
+			}
 		}
 		// What was read writes back and reads the same.
 		var b strings.Builder
