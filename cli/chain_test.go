@@ -283,23 +283,31 @@ func chainEarlyStop(t *testing.T, dir, data, name string, stop func(x dataset.Ex
 	}
 }
 
+// buildAndProbes writes, under dir, the build of the embedded fixtures
+// and the Sokoban probe set, and returns the build's eval file and the
+// probe set.
+func buildAndProbes(t *testing.T, dir string) (evalFile, set string) {
+	t.Helper()
+	out := filepath.Join(dir, "out")
+	if _, stderr, err := runReward(t.Context(), "build", "-q", "--out", out, "--tokenizer", tokenizerPath(t)); err != nil {
+		t.Fatalf("build: %v\n%s", err, stderr)
+	}
+	set = filepath.Join(dir, "sokoban.parquet")
+	if _, stderr, err := runReward(t.Context(), "probes", "-q", "--task", "sokoban", "--out", set, "--tokenizer", tokenizerPath(t)); err != nil {
+		t.Fatalf("probes: %v\n%s", err, stderr)
+	}
+	return filepath.Join(out, dataset.EvalFile), set
+}
+
 // TestChainEarlyStop replays the early stop on files build and probes
 // write, with every probe predicted impossible and with impossible only
 // from half-way through each rollout (p ≥ T/2): the tokens saved are the
 // remaining_tokens the files carry for impossible probes.
 func TestChainEarlyStop(t *testing.T) {
 	dir := t.TempDir()
-	out := filepath.Join(dir, "out")
-	if _, stderr, err := runReward(t.Context(), "build", "-q", "--out", out, "--tokenizer", tokenizerPath(t)); err != nil {
-		t.Fatalf("build: %v\n%s", err, stderr)
-	}
-	set := filepath.Join(dir, "sokoban.parquet")
-	if _, stderr, err := runReward(t.Context(), "probes", "-q", "--task", "sokoban", "--out", set, "--tokenizer", tokenizerPath(t)); err != nil {
-		t.Fatalf("probes: %v\n%s", err, stderr)
-	}
+	ev, set := buildAndProbes(t, dir)
 	always := func(dataset.ExtraInfo) bool { return true }
 	halfway := func(x dataset.ExtraInfo) bool { return 2*x.ProbeAfterTurn >= x.TotalTurns }
-	ev := filepath.Join(out, dataset.EvalFile)
 	for _, tc := range []struct {
 		data, name    string
 		stop          func(dataset.ExtraInfo) bool

@@ -50,9 +50,20 @@ Answers are appended to --predictions-out as they arrive; a rerun asks only
 the probes without an answer there. A probe whose retries run out is
 recorded as a failure, not an answer, and the run exits non-zero.
 
+The early stop is reported gross, as the paper does (tokens saved on failed
+runs), and net of the estimator's tokens up to each run's stop, on every
+run; in dollars with the agent's prices (--price-*) and the estimator's
+(--estimator-price-*). Predictions without usage leave the net unknown. It is
+replayed again without the probes before the first turn (no live guard can
+act on them), and under stricter rules for the savings-versus-abort curve.
+
+--json and --report replace the files they name (written whole, then
+renamed into place); --predictions-out is appended to, never replaced.
+--quiet prints nothing but errors and warnings.
+
 With --compare, prints saved --json runs side by side in the layouts of the
-paper's SFT/RL sweep table and overall table; --report writes them as one
-HTML page (flags go before the file arguments).`,
+paper's SFT/RL sweep table and overall table and the early stop's; --report
+writes them as one HTML page (flags go before the file arguments).`,
 	Flags: []ucli.Flag{
 		dataFlag("eval probes"),
 		&ucli.StringFlag{Name: "predictions", Usage: "predictions `FILE` (JSONL {\"custom_id\", \"response\"}), or a guard --ledger directory: its live estimates"},
@@ -69,13 +80,17 @@ HTML page (flags go before the file arguments).`,
 		&ucli.Float64Flag{Name: "rate", Usage: "cap on `REQUESTS` started per second, retries included (0: none)"},
 		&ucli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "limit on one request"},
 		&ucli.IntFlag{Name: "attempts", Value: 6, Usage: "requests per probe at most, on 429, 5xx, timeouts and connection errors"},
-		&ucli.Float64Flag{Name: "price-in", Usage: "dollars per million prompt tokens, for the spend summary"},
-		&ucli.Float64Flag{Name: "price-out", Usage: "dollars per million completion tokens, for the spend summary"},
+		&ucli.Float64Flag{Name: "price-in", Usage: "the agent's model: dollars per million prompt `TOKENS`, for the early stop's net savings"},
+		&ucli.Float64Flag{Name: "price-cached", Usage: "the agent's model: dollars per million cached prompt `TOKENS` (default: --price-in)"},
+		&ucli.Float64Flag{Name: "price-out", Usage: "the agent's model: dollars per million completion `TOKENS`"},
+		&ucli.Float64Flag{Name: "estimator-price-in", Usage: "the estimator's (the model answering): dollars per million prompt `TOKENS`, for the spend and the net savings"},
+		&ucli.Float64Flag{Name: "estimator-price-cached", Usage: "the estimator's: dollars per million cached prompt `TOKENS` (default: --estimator-price-in)"},
+		&ucli.Float64Flag{Name: "estimator-price-out", Usage: "the estimator's: dollars per million completion `TOKENS`"},
 		&ucli.IntFlag{Name: "bootstrap", Value: 1000, Usage: "bootstrap resamples for the 95% intervals (0: none)"},
 		seedFlag("of the bootstrap and of the model's sampling (sent to --endpoint only when given)"),
 		&ucli.StringFlag{Name: "name", Usage: "run `NAME` in --json and comparisons (default: the predictions file or model)"},
-		&ucli.StringFlag{Name: "json", Usage: "write every number to `FILE`"},
-		&ucli.StringFlag{Name: "report", Usage: "write a self-contained HTML report with plots to `FILE`"},
+		&ucli.StringFlag{Name: "json", Usage: "write every number to `FILE`, replacing it (- for standard output)"},
+		&ucli.StringFlag{Name: "report", Usage: "write a self-contained HTML report with plots to `FILE`, replacing it"},
 		&ucli.BoolFlag{Name: "compare", Usage: "print the --json files given as arguments side by side"},
 		&ucli.BoolFlag{Name: "strict", Usage: "fail when predictions and probes do not match one to one"},
 		newCompatFlag("also compute `CODE`'s summary: bagen-v1 is the eval_checkpoint.py summary of mll-lab-nu/BAGEN at 58bef4c " +
@@ -93,18 +108,8 @@ func runEval(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "%s: %s\n", run.Name, run.Data)
-	if err := eval.WriteText(c.App.Writer, run.Metrics); err != nil {
-		return err
-	}
-	if s := run.Metrics.BagenV1; s != nil {
-		if err := s.WriteText(c.App.Writer); err != nil {
-			return err
-		}
-	}
-	if run.Spend != nil {
-		fmt.Fprintln(c.App.Writer)
-		if err := eval.WriteSpend(c.App.Writer, *run.Spend); err != nil {
+	if !c.Bool("quiet") {
+		if err := writeSummary(c.App.Writer, run); err != nil {
 			return err
 		}
 	}
@@ -117,32 +122,36 @@ func runEval(c *ucli.Context) error {
 	return nil
 }
 
+// writeSummary prints the run's metrics, its authors'-summary and its
+// spend.
+func writeSummary(w io.Writer, run eval.Run) error {
+	fmt.Fprintf(w, "%s: %s\n", run.Name, run.Data)
+	if err := eval.WriteText(w, run.Metrics); err != nil {
+		return err
+	}
+	if s := run.Metrics.BagenV1; s != nil {
+		if err := s.WriteText(w); err != nil {
+			return err
+		}
+	}
+	if run.Spend == nil {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return eval.WriteSpend(w, *run.Spend)
+}
+
 // evalRun checks the flags, gets the answers and scores them. failed lists
 // probes a model was asked and could not answer.
 func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 	if err := c.Set("data", dataFile(c.String("data"))); err != nil {
 		return eval.Run{}, nil, err
 	}
+	if err := evalLine(c); err != nil {
+		return eval.Run{}, nil, err
+	}
 	data, preds := c.String("data"), c.String("predictions")
 	model, endpoint := c.String("ollama"), c.String("endpoint")
-	sources := 0
-	for _, s := range []string{preds, model, endpoint} {
-		if s != "" {
-			sources++
-		}
-	}
-	switch {
-	case c.NArg() > 0:
-		return eval.Run{}, nil, usage("eval", fmt.Errorf("unexpected argument %q (files given as arguments need --compare)", c.Args().First()))
-	case data == "":
-		return eval.Run{}, nil, usage("eval", errors.New("--data is required (the eval/test.parquet to score)"))
-	case sources != 1:
-		return eval.Run{}, nil, errors.New("eval: give exactly one of --predictions FILE, --ollama MODEL and --endpoint URL")
-	case endpoint != "" && c.String("model") == "":
-		return eval.Run{}, nil, errors.New("eval: --endpoint needs --model NAME")
-	case endpoint == "" && c.String("model") != "":
-		return eval.Run{}, nil, errors.New("eval: --model names the model at --endpoint; with Ollama use --ollama MODEL")
-	}
 	rows, err := dataset.ReadRL(data)
 	if err != nil {
 		return eval.Run{}, nil, fmt.Errorf("eval: %w", err)
@@ -174,11 +183,63 @@ func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 		return eval.Run{}, nil, err
 	}
 	run.Endpoint = endpoint
+	agent, estimator := prices(c, ""), prices(c, "estimator-")
 	if spend := set.Spend(); spend.Requests > 0 || stats.Probes > 0 {
-		s := eval.NewSpend(spend, stats, c.Float64("price-in"), c.Float64("price-out"))
+		s := eval.NewSpend(spend, stats, estimator)
 		run.Spend = &s
 	}
+	switch {
+	case agent != (predict.Prices{}) && estimator != (predict.Prices{}):
+		run.Metrics.EarlyStop.Price(agent, estimator)
+	case agent != (predict.Prices{}) || estimator != (predict.Prices{}):
+		fmt.Fprintln(c.App.ErrWriter, "eval: the net savings in dollars need the agent's prices (--price-in, --price-out) and the estimator's (--estimator-price-in, --estimator-price-out)")
+	}
 	return run, failed, nil
+}
+
+// prices reads the --PREFIXprice-* flags; the cached price is the prompt
+// price unless given.
+func prices(c *ucli.Context, prefix string) predict.Prices {
+	p := predict.Prices{In: c.Float64(prefix + "price-in"), Cached: c.Float64(prefix + "price-in"), Out: c.Float64(prefix + "price-out")}
+	if c.IsSet(prefix + "price-cached") {
+		p.Cached = c.Float64(prefix + "price-cached")
+	}
+	return p
+}
+
+// evalLine checks what the command line asks for before any input is
+// read: one source of answers, --data, no stray argument, numbers in
+// range. Its errors are usage errors (exit 2).
+func evalLine(c *ucli.Context) error {
+	preds, model, endpoint := c.String("predictions"), c.String("ollama"), c.String("endpoint")
+	sources := 0
+	for _, s := range []string{preds, model, endpoint} {
+		if s != "" {
+			sources++
+		}
+	}
+	var msg string
+	switch {
+	case c.NArg() > 0:
+		msg = fmt.Sprintf("unexpected argument %q (files given as arguments need --compare)", c.Args().First())
+	case c.String("data") == "":
+		msg = "--data is required (the eval/test.parquet to score)"
+	case sources != 1:
+		msg = "give exactly one of --predictions FILE, --ollama MODEL and --endpoint URL"
+	case endpoint != "" && c.String("model") == "":
+		msg = "--endpoint needs --model NAME"
+	case endpoint == "" && c.String("model") != "":
+		msg = "--model names the model at --endpoint; with Ollama use --ollama MODEL"
+	}
+	if msg == "" {
+		if err := evalNumbers(c); err != nil {
+			msg = err.Error()
+		}
+	}
+	if msg != "" {
+		return &UsageError{Command: "eval", Msg: msg}
+	}
+	return nil
 }
 
 // score joins, computes and bootstraps; join problems go to stderr.
@@ -273,9 +334,6 @@ func ask(c *ucli.Context, rows []dataset.RLRow, model, endpoint string) (string,
 // modelClient builds the Ollama or Chat Completions client the flags ask
 // for.
 func modelClient(c *ucli.Context, model, endpoint string) (predict.Client, error) {
-	if err := askFlags(c); err != nil {
-		return nil, err
-	}
 	if endpoint == "" {
 		api, err := api.ClientFromEnvironment()
 		if err != nil {
@@ -313,16 +371,17 @@ func modelClient(c *ucli.Context, model, endpoint string) (predict.Client, error
 	return o, errors.Join(errs...)
 }
 
-// askFlags reports every negative number among the flags of a model run
-// (zero means the default or, for the rate, no cap).
-func askFlags(c *ucli.Context) error {
+// evalNumbers reports every negative (or not finite) number among the
+// flags (zero means the default, none or, for the rate, no cap).
+func evalNumbers(c *ucli.Context) error {
 	var errs []error
-	for _, name := range []string{"concurrency", "attempts", "max-tokens"} {
+	for _, name := range []string{"concurrency", "attempts", "max-tokens", "bootstrap"} {
 		if v := c.Int(name); v < 0 {
 			errs = append(errs, fmt.Errorf("--%s: want ≥ 0, got %d", name, v))
 		}
 	}
-	for _, name := range []string{"rate", "temperature", "price-in", "price-out"} {
+	for _, name := range []string{"rate", "temperature", "price-in", "price-cached", "price-out",
+		"estimator-price-in", "estimator-price-cached", "estimator-price-out"} {
 		if v := c.Float64(name); v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			errs = append(errs, fmt.Errorf("--%s: want a number ≥ 0, got %g", name, v))
 		}

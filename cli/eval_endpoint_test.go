@@ -89,7 +89,7 @@ func responses(ps map[string]prediction.Prediction) map[string]string {
 // seed, no bootstrap.
 func evalArgs(data, out string, more ...string) []string {
 	return append([]string{"eval", "--data", data, "--predictions-out", out, "--max-tokens", "32",
-		"--seed", "7", "--bootstrap", "0", "--quiet"}, more...)
+		"--seed", "7", "--bootstrap", "0"}, more...)
 }
 
 // TestEvalEndpointRealOllama asks the tiny model through Ollama's Chat
@@ -106,7 +106,7 @@ func TestEvalEndpointRealOllama(t *testing.T) {
 	clean := filepath.Join(dir, "clean.jsonl")
 	js := filepath.Join(dir, "clean.json")
 	stdout, stderr, err := runReward(t.Context(), evalArgs(data, clean, "--endpoint", srv.Host+"/v1", "--model", srv.Model,
-		"--price-in", "1", "--price-out", "2", "--json", js)...)
+		"--estimator-price-in", "1", "--estimator-price-out", "2", "--json", js)...)
 	if err != nil {
 		t.Fatalf("eval --endpoint: %v\n%s", err, stderr)
 	}

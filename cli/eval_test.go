@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -109,8 +110,9 @@ func TestEvalPredictions(t *testing.T) {
 		t.Errorf("json: got %+v", run)
 	}
 	html, err := os.ReadFile(page)
-	if err != nil || strings.Count(string(html), "<svg ") != 3 {
-		t.Errorf("report: %d svg plots, %v; want 3", strings.Count(string(html), "<svg "), err)
+	// Three plots and the savings-versus-abort curve (the probes carry budgets).
+	if err != nil || strings.Count(string(html), "<svg ") != 4 {
+		t.Errorf("report: %d svg plots, %v; want 4", strings.Count(string(html), "<svg "), err)
 	}
 
 	// The same run again writes the same bytes.
@@ -157,7 +159,15 @@ func TestEvalCompare(t *testing.T) {
 		"overall layout (Success and Turns describe the probed rollouts; Reward is S over truly possible probes, ≤ Hit)\n" +
 		"model         Success  Turns   F1@1  F1@All  Fail F1    Hit  Reward\n" +
 		"SFT pct30 e5    50.0%   3.50  20.0%   58.3%    50.0%  33.3%   0.183\n" +
-		"zero-rl         50.0%   3.50  33.3%   31.2%    62.5%   0.0%   0.000\n"
+		"zero-rl         50.0%   3.50  33.3%   31.2%    62.5%   0.0%   0.000\n" +
+		"\n" +
+		"early stop layout (gross saved share as the paper reports it; net of the estimator's tokens up to each stop)\n" +
+		// A2 of A's and B's 6 probes; A of A and B; C saves 1500 of the
+		// 5000 the failed C and D cost; always impossible stops C and D at
+		// p0 (1850 + 2700). No usage: no net.
+		"run           false aborts  runs aborted  saved  estimator tokens  net tokens  net  net $\n" +
+		"SFT pct30 e5         16.7%         50.0%  30.0%                 -           -    -      -\n" +
+		"zero-rl             100.0%        100.0%  91.0%                 -           -    -      -\n"
 	if stdout != want {
 		t.Errorf("compare:\n%s\nwant:\n%s", stdout, want)
 	}
@@ -197,6 +207,9 @@ func TestEvalErrors(t *testing.T) {
 			"eval: --extra-body: want a JSON object, got \"[1]\""},
 		{"negative numbers", []string{"eval", "--data", data, "--ollama", "m", "--concurrency", "-1", "--max-tokens", "-1", "--rate", "-2", "--price-out", "-1", "--timeout", "-1s"},
 			"eval: --concurrency: want ≥ 0, got -1\n--max-tokens: want ≥ 0, got -1\n--rate: want a number ≥ 0, got -2\n--price-out: want a number ≥ 0, got -1\n--timeout: want ≥ 0, got -1s"},
+		{"negative bootstrap", []string{"eval", "--data", data, "--predictions", preds, "--bootstrap", "-3"}, "eval: --bootstrap: want ≥ 0, got -3"},
+		{"negative prices", []string{"eval", "--data", data, "--predictions", preds, "--price-cached", "-1", "--estimator-price-in", "-0.5"},
+			"eval: --price-cached: want a number ≥ 0, got -1\n--estimator-price-in: want a number ≥ 0, got -0.5"},
 		{"compare nothing", []string{"eval", "--compare"}, "eval: --compare needs the --json files of the runs to compare"},
 		{"compare not a run", []string{"eval", "--compare", notRun}, "eval: " + notRun + ": not a saved eval run (no probes scored)"},
 	}
@@ -207,6 +220,54 @@ func TestEvalErrors(t *testing.T) {
 				t.Errorf("got %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// A command line eval cannot run as written exits 2, before reading any
+// input; an input it cannot use exits 1.
+func TestEvalExitCodes(t *testing.T) {
+	data, preds := evalTable(t)
+	dir := filepath.Dir(data)
+	tests := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"negative bootstrap", []string{"eval", "--data", data, "--predictions", preds, "--bootstrap", "-3"}, ExitUsage},
+		{"negative price", []string{"eval", "--data", data, "--predictions", preds, "--estimator-price-out", "-1"}, ExitUsage},
+		{"no data", []string{"eval", "--predictions", preds}, ExitUsage},
+		{"stray argument", []string{"eval", "--data", data, "--predictions", preds, "x.json"}, ExitUsage},
+		{"two sources", []string{"eval", "--data", data, "--predictions", preds, "--ollama", "m"}, ExitUsage},
+		{"missing predictions file", []string{"eval", "--data", data, "--predictions", filepath.Join(dir, "none.jsonl")}, ExitError},
+		{"fine", []string{"eval", "--data", data, "--predictions", preds, "--bootstrap", "0"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if r := bagen(t, dir, tt.args...); r.code != tt.code {
+				t.Errorf("bagen-data %s: exit %d, want %d\n%s", strings.Join(tt.args, " "), r.code, tt.code, r.stderr)
+			}
+		})
+	}
+}
+
+// --quiet prints no summary; the --json it writes is the one a run
+// without it writes.
+func TestEvalQuiet(t *testing.T) {
+	data, preds := evalTable(t)
+	dir := t.TempDir()
+	loud, quiet := filepath.Join(dir, "loud.json"), filepath.Join(dir, "quiet.json")
+	stdout, _, err := runReward(t.Context(), "eval", "--data", data, "--predictions", preds, "--bootstrap", "50", "--json", loud)
+	if err != nil || !strings.Contains(stdout, "early stop at the first impossible prediction") {
+		t.Fatalf("without -q: %v, no summary in:\n%s", err, stdout)
+	}
+	stdout, stderr, err := runReward(t.Context(), "eval", "--data", data, "--predictions", preds, "--bootstrap", "50", "--json", quiet, "-q")
+	if err != nil || stdout != "" {
+		t.Errorf("eval -q: %v; printed %q (stderr %q), want nothing", err, stdout, stderr)
+	}
+	a, _ := os.ReadFile(loud)
+	b, _ := os.ReadFile(quiet)
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("--json differs with -q (%d and %d bytes)", len(a), len(b))
 	}
 }
 

@@ -18,8 +18,8 @@ func TestBootstrapDeterministic(t *testing.T) {
 	if cmp.Equal(a, c, approx) {
 		t.Errorf("seeds 7 and 8 gave identical intervals %v", a)
 	}
-	if len(a) != len(Headline) {
-		t.Errorf("got %d intervals, want %d", len(a), len(Headline))
+	if len(a) != len(Headline)+len(Harm) {
+		t.Errorf("got %d intervals, want %d", len(a), len(Headline)+len(Harm))
 	}
 }
 

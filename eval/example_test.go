@@ -55,6 +55,11 @@ func ExampleWriteCompare() {
 	// model             Success  Turns  F1@1  F1@All  Fail F1   Hit  Reward
 	// SFT pct30 e5         0.0%   0.00  0.0%    0.0%     0.0%  0.0%   0.000
 	// Zero RL no think     0.0%   0.00  0.0%    0.0%     0.0%  0.0%   0.000
+	//
+	// early stop layout (gross saved share as the paper reports it; net of the estimator's tokens up to each stop)
+	// run               false aborts  runs aborted  saved  estimator tokens  net tokens   net  net $
+	// SFT pct30 e5              0.0%          0.0%   0.0%                 -           -  0.0%      -
+	// Zero RL no think          0.0%          0.0%   0.0%                 -           -  0.0%      -
 }
 
 func ExamplePercentileLinear() {

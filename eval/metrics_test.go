@@ -129,6 +129,7 @@ func TestComputeBins(t *testing.T) {
 
 func TestEarlyStop(t *testing.T) {
 	got := Compute(handTable()).EarlyStop
+	got.Live, got.Curve = nil, nil // pinned by TestEarlyStopLive and TestEarlyStopCurve
 	want := EarlyStop{
 		Trajectories: 4, Successful: 2, Failed: 2,
 		SuccessProbes: 6, FalseAborts: 1, FalseAbortRate: 1.0 / 6, // A2
@@ -136,6 +137,12 @@ func TestEarlyStop(t *testing.T) {
 		StoppedFailed: 1, StoppedFailedShare: 0.5, // C, not D
 		// C costs 150+1850, D 300+2700; C stops at p1 and saves 1500.
 		FailedTokens: 5000, SavedTokens: 1500, SavedShare: 0.3,
+		AbortedSuccessfulShare: 0.5, // A of A and B
+		// The estimator answered A0–A2 (A stops at A2), B0 B1, C0 C1 (C
+		// stops at C1) and D0 (D2 has no answer); no usage is known, so
+		// neither is the net. C's probes list no turns: its 1500 saved
+		// tokens are billed as new input.
+		Net: Net{EstimatorProbes: 8, WithoutUsage: 8, Share: NaN, SavedInput: 1500, WithoutTurns: 1},
 	}
 	if d := cmp.Diff(want, got, approx); d != "" {
 		t.Errorf("early stop mismatch (-want +got):\n%s", d)

@@ -34,9 +34,11 @@ type Match struct {
 	// Copies counts its rows.
 	Index, Copies int
 	// Response is the answer; Answered is false for a probe without one
-	// (Response is then "").
+	// (Response is then ""). Usage is what answering it cost, when the
+	// file says.
 	Response string
 	Answered bool
+	Usage    *prediction.Usage
 }
 
 // Join matches predictions to rows by custom_id under the rules of
@@ -52,7 +54,7 @@ func Join(rows []dataset.RLRow, preds *prediction.Set) Matched {
 		}
 		at[id] = len(m.Probes)
 		p, ok := preds.Answer(id)
-		m.Probes = append(m.Probes, Match{Row: row, Index: i, Copies: 1, Response: p.Response, Answered: ok})
+		m.Probes = append(m.Probes, Match{Row: row, Index: i, Copies: 1, Response: p.Response, Answered: ok, Usage: p.Usage})
 		if ok {
 			continue
 		}
@@ -93,6 +95,7 @@ func Score(rows []dataset.RLRow, preds *prediction.Set) Scores {
 		}
 		r := NewScored(t, p.Response)
 		r.Missing = !p.Answered
+		r.Usage = p.Usage
 		s.Rows = append(s.Rows, r)
 	}
 	return s

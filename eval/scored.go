@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bagen-data/dataset"
+	"bagen-data/eval/prediction"
 	"bagen-data/reward"
 )
 
@@ -20,6 +21,14 @@ type Scored struct {
 	// true remaining tokens r (both 0 on Warehouse probes).
 	TokensUsed int64
 	Remaining  int64
+	// Budget is the probe's token budget (0 when unknown) and Turns the
+	// usage of its completed turns (extra_info.per_turn_tokens), what the
+	// early stop prices the calls a stop saves with.
+	Budget int64
+	Turns  []dataset.TurnTokens
+	// Usage is what the estimator spent answering the probe, as the
+	// predictions file says; nil when it does not.
+	Usage *prediction.Usage
 	// Missing says no prediction was given for the probe; it is scored as
 	// an unparseable answer.
 	Missing bool
@@ -36,6 +45,8 @@ type Truth struct {
 	ProbeAfterTurn int64
 	TotalTurns     int64
 	TokensUsed     int64
+	Budget         int64
+	Turns          []dataset.TurnTokens
 	// Target is the truth: reward.TokenTarget or reward.WarehouseTarget.
 	Target reward.Target
 }
@@ -51,7 +62,7 @@ func NewScored(t Truth, response string) Scored {
 	return Scored{
 		CustomID: t.CustomID, TrajectoryID: t.TrajectoryID,
 		ProbeAfterTurn: t.ProbeAfterTurn, TotalTurns: t.TotalTurns,
-		TokensUsed: t.TokensUsed, Remaining: tr.Remaining,
+		TokensUsed: t.TokensUsed, Remaining: tr.Remaining, Budget: t.Budget, Turns: t.Turns,
 		Judgement: t.Target.Judge(reward.Train, response),
 	}
 }
@@ -75,6 +86,7 @@ func TruthOf(row dataset.RLRow) (Truth, error) {
 	t := Truth{
 		CustomID: x.CustomID, TrajectoryID: traj,
 		ProbeAfterTurn: x.ProbeAfterTurn, TotalTurns: x.TotalTurns, TokensUsed: x.TokensUsed,
+		Budget: x.Budget, Turns: x.PerTurnTokens,
 		Target: Tokens(x.RemainingTokens, x.IsPossible),
 	}
 	if row.Label == "" {

@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -54,7 +55,7 @@ func WriteText(w io.Writer, m Metrics) error {
 	}
 	writeBins(&b, m.Bins)
 	b.WriteString("\n")
-	writeEarlyStop(&b, m.EarlyStop)
+	writeEarlyStop(&b, m)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -122,17 +123,78 @@ func writeBins(b *strings.Builder, bins []Bin) {
 	t.write(b)
 }
 
-func writeEarlyStop(b *strings.Builder, e EarlyStop) {
+func writeEarlyStop(b *strings.Builder, m Metrics) {
+	e := m.EarlyStop
 	fmt.Fprintf(b, "early stop at the first impossible prediction (%d trajectories: %d successful, %d failed)\n",
 		e.Trajectories, e.Successful, e.Failed)
-	fmt.Fprintf(b, "  false-abort rate          %s (%d/%d probes on successful trajectories)\n",
-		e.FalseAbortRate.Pct(), e.FalseAborts, e.SuccessProbes)
-	fmt.Fprintf(b, "  success-rate drop         %s (%d/%d trajectories)\n",
-		e.SuccessDrop.Pct(), e.AbortedSuccessful, e.Trajectories)
-	fmt.Fprintf(b, "  stopped failed            %s (%d/%d trajectories)\n",
-		e.StoppedFailedShare.Pct(), e.StoppedFailed, e.Failed)
-	fmt.Fprintf(b, "  tokens saved on failed    %s (%d/%d tokens)\n",
-		e.SavedShare.Pct(), e.SavedTokens, e.FailedTokens)
+	writeStop(b, e, m.CI["aborted_successful_share"], "  ")
+	if l := e.Live; l != nil {
+		fmt.Fprintf(b, "live: the probes a guard can act on, after turn 1 on (%d before the first turn left out)\n", l.NotAsked)
+		writeStop(b, *l, m.CI["live_aborted_successful_share"], "  ")
+	}
+	if len(e.Curve) > 0 {
+		b.WriteString("\n")
+		writeCurve(b, e.Curve)
+	}
+}
+
+// writeStop prints one replay's lines: the paper's gross figures, then
+// the harm per run and the net.
+func writeStop(b *strings.Builder, e EarlyStop, harm CI, in string) {
+	line := func(label, format string, a ...any) {
+		fmt.Fprintf(b, "%s%-26s%s\n", in, label, fmt.Sprintf(format, a...))
+	}
+	line("false-abort rate", "%s (%d/%d probes on successful trajectories)", e.FalseAbortRate.Pct(), e.FalseAborts, e.SuccessProbes)
+	line("success-rate drop", "%s (%d/%d trajectories)", e.SuccessDrop.Pct(), e.AbortedSuccessful, e.Trajectories)
+	line("stopped failed", "%s (%d/%d trajectories)", e.StoppedFailedShare.Pct(), e.StoppedFailed, e.Failed)
+	line("tokens saved on failed", "%s (%d/%d tokens)", e.SavedShare.Pct(), e.SavedTokens, e.FailedTokens)
+	interval := ""
+	if harm.Replicates > 0 {
+		interval = fmt.Sprintf(", 95%% CI [%s, %s]", harm.Low.Pct(), harm.High.Pct())
+	}
+	line("successful runs aborted", "%s (%d/%d runs%s)", e.AbortedSuccessfulShare.Pct(), e.AbortedSuccessful, e.Successful, interval)
+	n := e.Net
+	if n.Tokens == nil {
+		line("net tokens saved", "unknown, not zero: %d of the %d probes answered up to the stops carry no usage", n.WithoutUsage, n.EstimatorProbes)
+	} else {
+		line("estimator tokens", "%d (%d probes answered up to the stops: %d prompt, %d cached, %d completion)",
+			*n.EstimatorTokens, n.EstimatorProbes, n.EstimatorPromptTokens, n.EstimatorCachedTokens, n.EstimatorCompletionTokens)
+		line("net tokens saved", "%d (%s of the failed runs' tokens)", *n.Tokens, n.Share.Pct())
+	}
+	if d := n.Dollars; d != nil {
+		line("net dollars saved", "%s: $%.4f the agent's refused calls − %s the estimator",
+			dollars(d.Net), d.Saved, dollars(d.Estimator))
+	}
+}
+
+// dollars formats an amount, "unknown" when undefined.
+func dollars(v Num) string {
+	switch {
+	case !v.Defined():
+		return "unknown"
+	case v < 0:
+		return "-$" + (-v).Fixed(4)
+	}
+	return "$" + v.Fixed(4)
+}
+
+// writeCurve prints the savings-versus-abort curve.
+func writeCurve(b *strings.Builder, points []CurvePoint) {
+	b.WriteString("savings vs aborts: stop at \"impossible\" or once the upper bound H ≥ θ × (budget − tokens_used)\n")
+	t := table{{"θ", "saved on failed", "successful aborted", "false-abort rate", "net tokens"}}
+	for _, p := range points {
+		th := "impossible only"
+		if p.Upper.Defined() {
+			th = strconv.FormatFloat(float64(p.Upper), 'g', -1, 64)
+		}
+		net := "unknown"
+		if p.NetTokens != nil {
+			net = strconv.FormatInt(*p.NetTokens, 10)
+		}
+		t = append(t, []string{th, p.SavedShare.Pct(), fmt.Sprintf("%s (%d)", p.AbortedSuccessfulShare.Pct(), p.AbortedSuccessful),
+			p.FalseAbortRate.Pct(), net})
+	}
+	t.write(b)
 }
 
 // CompareColumns are the columns of the appendix's SFT/RL sweep table.
@@ -170,8 +232,28 @@ func WriteCompare(w io.Writer, runs []Run) error {
 	sweep.write(&b)
 	b.WriteString("\noverall layout (Success and Turns describe the probed rollouts; Reward is S over truly possible probes, ≤ Hit)\n")
 	overall.write(&b)
+	b.WriteString("\nearly stop layout (gross saved share as the paper reports it; net of the estimator's tokens up to each stop)\n")
+	stopTable(runs).write(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// stopTable is one row per run of the early stop's figures: per probe and
+// per run harm, gross and net savings.
+func stopTable(runs []Run) table {
+	t := table{{"run", "false aborts", "runs aborted", "saved", "estimator tokens", "net tokens", "net", "net $"}}
+	for _, r := range runs {
+		e := r.Metrics.EarlyStop
+		est, net, usd := "-", "-", "-"
+		if n := e.Net; n.Tokens != nil {
+			est, net = strconv.FormatInt(*n.EstimatorTokens, 10), strconv.FormatInt(*n.Tokens, 10)
+		}
+		if d := e.Net.Dollars; d != nil && d.Net.Defined() {
+			usd = d.Net.Fixed(4)
+		}
+		t = append(t, []string{r.Name, e.FalseAbortRate.Pct(), e.AbortedSuccessfulShare.Pct(), e.SavedShare.Pct(), est, net, e.Net.Share.Pct(), usd})
+	}
+	return t
 }
 
 // table is rows of cells; the first column is left-aligned, the others

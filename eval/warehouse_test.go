@@ -87,8 +87,21 @@ func TestComputeWarehouse(t *testing.T) {
 		EarlyStop: EarlyStop{
 			Trajectories: 4, Successful: 3, Failed: 1, SuccessProbes: 5,
 			FalseAbortRate: 0, SuccessDrop: 0, StoppedFailed: 1, StoppedFailedShare: 1, SavedShare: NaN,
+			AbortedSuccessfulShare: 0,
+			// Six probes answered up to the stops (X2 comes after X's stop
+			// at X1, which lists no turns), none with usage.
+			Net: Net{EstimatorProbes: 6, WithoutUsage: 6, Share: NaN, WithoutTurns: 1},
 		},
 	}
+	// No probe before the first turn: the live replay is the same one.
+	// No tokens: no curve.
+	if live := got.EarlyStop.Live; live == nil || live.Trajectories != 4 || live.StoppedFailed != 1 || live.NotAsked != 0 {
+		t.Errorf("live replay: got %+v, want the same trajectories, none left out", live)
+	}
+	if got.EarlyStop.Curve != nil {
+		t.Errorf("curve on Warehouse probes: got %v, want none", got.EarlyStop.Curve)
+	}
+	got.EarlyStop.Live = nil
 	if d := cmp.Diff(want, got, approx); d != "" {
 		t.Errorf("Compute mismatch (-want +got):\n%s", d)
 	}

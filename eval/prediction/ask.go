@@ -72,8 +72,9 @@ type Stats struct {
 	Probes, Answered, Failed, Stale int
 	// Requests counts HTTP requests, retries included.
 	Requests int
-	// Tokens the server reported for the answered probes.
-	PromptTokens, CompletionTokens, ReasoningTokens int64
+	// Tokens the server reported for the answered probes; CachedTokens
+	// are prompt tokens read from its prefix cache.
+	PromptTokens, CompletionTokens, ReasoningTokens, CachedTokens int64
 	// Wall is the run's wall time.
 	Wall time.Duration
 }
@@ -84,14 +85,14 @@ func (s Stats) Add(o Stats) Stats {
 		Probes: s.Probes + o.Probes, Answered: s.Answered + o.Answered, Failed: s.Failed + o.Failed, Stale: s.Stale + o.Stale,
 		Requests: s.Requests + o.Requests, PromptTokens: s.PromptTokens + o.PromptTokens,
 		CompletionTokens: s.CompletionTokens + o.CompletionTokens, ReasoningTokens: s.ReasoningTokens + o.ReasoningTokens,
-		Wall: s.Wall + o.Wall,
+		CachedTokens: s.CachedTokens + o.CachedTokens, Wall: s.Wall + o.Wall,
 	}
 }
 
-// Dollars prices the tokens at in and out dollars per million prompt and
-// completion tokens (reasoning tokens are completion tokens).
-func (s Stats) Dollars(in, out float64) float64 {
-	return (float64(s.PromptTokens)*in + float64(s.CompletionTokens)*out) / 1e6
+// Dollars prices the tokens at p (reasoning tokens are completion
+// tokens, cached tokens prompt tokens at the cached price).
+func (s Stats) Dollars(p Prices) float64 {
+	return p.Cost(s.PromptTokens, s.CachedTokens, s.CompletionTokens)
 }
 
 // Ask answers every probe (each custom_id once) with at most
@@ -184,6 +185,7 @@ func (r *run) answered(p Prediction, attempts int) error {
 		r.stats.PromptTokens += u.PromptTokens
 		r.stats.CompletionTokens += u.CompletionTokens
 		r.stats.ReasoningTokens += u.ReasoningTokens
+		r.stats.CachedTokens += u.CachedTokens
 	}
 	r.progress()
 	return nil

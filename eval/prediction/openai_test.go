@@ -44,7 +44,7 @@ func (s *stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.reply(n, w)
 }
 
-const completion = `{"id":"x","model":"qwen-2025-01","choices":[{"index":0,"message":{"role":"assistant","content":"<answer>[1, 2]</answer>","reasoning_content":"think"},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":12,"completion_tokens_details":{"reasoning_tokens":5}}}`
+const completion = `{"id":"x","model":"qwen-2025-01","choices":[{"index":0,"message":{"role":"assistant","content":"<answer>[1, 2]</answer>","reasoning_content":"think"},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":12,"completion_tokens_details":{"reasoning_tokens":5},"prompt_tokens_details":{"cached_tokens":8}}}`
 
 func ok(n int64, w http.ResponseWriter) { io.WriteString(w, completion) }
 
@@ -70,7 +70,7 @@ func TestOpenAIRequest(t *testing.T) {
 	}
 	got.LatencyMS = 0
 	want := Prediction{CustomID: "a", Response: "<answer>[1, 2]</answer>", Reasoning: "think", FinishReason: "stop",
-		Usage: &Usage{PromptTokens: 30, CompletionTokens: 12, ReasoningTokens: 5}, Model: "qwen", Reported: "qwen-2025-01"}
+		Usage: &Usage{PromptTokens: 30, CompletionTokens: 12, ReasoningTokens: 5, CachedTokens: 8}, Model: "qwen", Reported: "qwen-2025-01"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("prediction (-want +got):\n%s", d)
 	}
@@ -212,7 +212,7 @@ func TestAskFailuresAndRate(t *testing.T) {
 	if !errors.As(err, &fe) || err.Error() != "1 probes without an answer (t1_probe_after_turn_0; last: attempt 2 of 2: connection reset)" {
 		t.Errorf("got %v, want a FailedError", err)
 	}
-	if st.Answered != 3 || st.Failed != 1 || st.Requests != 5 || st.PromptTokens != 90 || st.CompletionTokens != 36 || st.ReasoningTokens != 15 {
+	if st.Answered != 3 || st.Failed != 1 || st.Requests != 5 || st.PromptTokens != 90 || st.CompletionTokens != 36 || st.ReasoningTokens != 15 || st.CachedTokens != 24 {
 		t.Errorf("stats %+v", st)
 	}
 	if el := time.Since(start); el < 80*time.Millisecond {
@@ -221,8 +221,8 @@ func TestAskFailuresAndRate(t *testing.T) {
 	if len(got) != 4 || !strings.Contains(strings.Join(got, "\n"), `t1_probe_after_turn_0 "attempt 2 of 2: connection reset" 2`) {
 		t.Errorf("saved:\n%s", strings.Join(got, "\n"))
 	}
-	if d := st.Dollars(2.5, 10); fmt.Sprintf("%.6f", d) != "0.000585" {
-		t.Errorf("dollars: got %v, want 90×2.5e-6 + 36×10e-6 = 0.000585", d)
+	if d := st.Dollars(Prices{In: 2.5, Cached: 1.25, Out: 10}); fmt.Sprintf("%.6f", d) != "0.000555" {
+		t.Errorf("dollars: got %v, want (90−24)×2.5e-6 + 24×1.25e-6 + 36×10e-6 = 0.000555", d)
 	}
 }
 

@@ -73,6 +73,42 @@ type Usage struct {
 	// ReasoningTokens is the part of CompletionTokens spent reasoning,
 	// when the server reports it.
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
+	// CachedTokens is the part of PromptTokens the server read from its
+	// prefix cache (OpenAI's prompt_tokens_details.cached_tokens), when it
+	// reports it; providers bill them at a cached price.
+	CachedTokens int64 `json:"cached_tokens,omitempty"`
+}
+
+// check reports a usage no server sends: a negative count, or more
+// cached or reasoning tokens than the prompt or completion holds. A nil
+// usage is fine (unknown).
+func (u *Usage) check() error {
+	switch {
+	case u == nil:
+		return nil
+	case u.PromptTokens < 0 || u.CompletionTokens < 0 || u.ReasoningTokens < 0 || u.CachedTokens < 0:
+		return fmt.Errorf("usage: want counts ≥ 0, got %+v", *u)
+	case u.CachedTokens > u.PromptTokens:
+		return fmt.Errorf("usage.cached_tokens: want ≤ prompt_tokens %d, got %d", u.PromptTokens, u.CachedTokens)
+	case u.ReasoningTokens > u.CompletionTokens:
+		return fmt.Errorf("usage.reasoning_tokens: want ≤ completion_tokens %d, got %d", u.CompletionTokens, u.ReasoningTokens)
+	}
+	return nil
+}
+
+// Prices are a model's prices in dollars per million tokens: In for
+// prompt tokens, Cached for the prompt tokens read from a prefix cache,
+// Out for completion tokens (reasoning included).
+type Prices struct {
+	In     float64 `json:"in"`
+	Cached float64 `json:"cached"`
+	Out    float64 `json:"out"`
+}
+
+// Cost prices prompt tokens, cached of them from the cache, and
+// completion tokens, in dollars.
+func (p Prices) Cost(prompt, cached, completion int64) float64 {
+	return (float64(prompt-cached)*p.In + float64(cached)*p.Cached + float64(completion)*p.Out) / 1e6
 }
 
 // maxLine bounds one JSONL line (a response is at most a few thousand
@@ -128,6 +164,9 @@ func parseLine(b []byte) (Prediction, error) {
 		return Prediction{}, fmt.Errorf("response: %w (a line needs a response, or an error for a probe that got none)", ErrMissing)
 	case raw.Response != nil && p.Error != "":
 		return Prediction{}, fmt.Errorf("error: %w", ErrBoth)
+	}
+	if err := p.Usage.check(); err != nil {
+		return Prediction{}, err
 	}
 	p.CustomID = *raw.CustomID
 	if raw.Response != nil {

@@ -24,7 +24,13 @@ func TestRead(t *testing.T) {
 		{"failure line", `{"custom_id":"a","error":"attempt 6 of 6: 503 Service Unavailable: busy","attempts":6}`,
 			[]Prediction{{CustomID: "a", Error: "attempt 6 of 6: 503 Service Unavailable: busy", Attempts: 6, Line: 1}}, ""},
 		{"server detail", `{"custom_id":"a","response":"r","reasoning":"hm","finish_reason":"length","usage":{"prompt_tokens":10,"completion_tokens":5,"reasoning_tokens":2},"latency_ms":12.5,"model":"m","reported_model":"m-2025"}`,
-			[]Prediction{{CustomID: "a", Response: "r", Reasoning: "hm", FinishReason: "length", Usage: &Usage{10, 5, 2}, LatencyMS: 12.5, Model: "m", Reported: "m-2025", Line: 1}}, ""},
+			[]Prediction{{CustomID: "a", Response: "r", Reasoning: "hm", FinishReason: "length", Usage: &Usage{PromptTokens: 10, CompletionTokens: 5, ReasoningTokens: 2}, LatencyMS: 12.5, Model: "m", Reported: "m-2025", Line: 1}}, ""},
+		{"cached tokens", `{"custom_id":"a","response":"r","usage":{"prompt_tokens":10,"completion_tokens":5,"cached_tokens":7}}`,
+			[]Prediction{{CustomID: "a", Response: "r", Usage: &Usage{PromptTokens: 10, CompletionTokens: 5, CachedTokens: 7}, Line: 1}}, ""},
+		{"more cached than prompt", `{"custom_id":"a","response":"r","usage":{"prompt_tokens":10,"completion_tokens":5,"cached_tokens":11}}`, nil,
+			"preds.jsonl:1: usage.cached_tokens: want ≤ prompt_tokens 10, got 11"},
+		{"negative usage", `{"custom_id":"a","response":"r","usage":{"prompt_tokens":-1,"completion_tokens":5}}`, nil,
+			"preds.jsonl:1: usage: want counts ≥ 0, got {PromptTokens:-1 CompletionTokens:5 ReasoningTokens:0 CachedTokens:0}"},
 		{"empty", "", nil, ""},
 		{"not json", `{"custom_id":"a","response":"x"}` + "\n{oops\n", nil,
 			"preds.jsonl:2: not a JSON object: invalid character 'o' looking for beginning of object key string"},
@@ -139,10 +145,16 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"custom_id":"a","response":"<answer>[1, 2]</answer>"}` + "\n"))
 	f.Add([]byte("\n\n{\"custom_id\":\"\\u00e9\",\"response\":\"\"}"))
 	f.Add([]byte(`{"custom_id":1}`))
+	f.Add([]byte(`{"custom_id":"a","response":"r","usage":{"prompt_tokens":9,"completion_tokens":3,"reasoning_tokens":1,"cached_tokens":4}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		preds, err := Read(strings.NewReader(string(data)), "f")
 		if err != nil {
 			return
+		}
+		for _, p := range preds {
+			if u := p.Usage; u != nil && (u.CachedTokens > u.PromptTokens || u.CachedTokens < 0 || u.ReasoningTokens > u.CompletionTokens) {
+				t.Errorf("read an impossible usage %+v", *u)
+			}
 		}
 		// What was read writes back and reads the same.
 		var b strings.Builder

@@ -67,6 +67,7 @@ func NewSet(preds []Prediction, name string) (*Set, error) {
 			s.spend.PromptTokens += u.PromptTokens
 			s.spend.CompletionTokens += u.CompletionTokens
 			s.spend.ReasoningTokens += u.ReasoningTokens
+			s.spend.CachedTokens += u.CachedTokens
 		}
 	}
 	s.spend.Probes, s.spend.Answered, s.spend.Failed = len(s.order), len(s.answers), len(s.failed)

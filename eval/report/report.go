@@ -1,9 +1,11 @@
 // Package report renders an evaluation as one self-contained HTML page: the
-// metric tables and three inline SVG plots — optimism by rollout progress
+// metric tables and inline SVG plots — optimism by rollout progress
 // (paper Fig. "optimism"), feasibility accuracy by progress on failed
-// trajectories (the failure-timing figure) and coverage against midpoint
+// trajectories (the failure-timing figure), coverage against midpoint
 // relative error (the SFT ablation figure's axes), one point per progress
-// bin. The page loads nothing from outside: no scripts, fonts or images.
+// bin, and, when the probes carry budgets, the early stop's
+// savings-versus-abort curve (eval.CurvePoint). The page loads nothing
+// from outside: no scripts, fonts or images.
 package report
 
 import (
@@ -22,6 +24,7 @@ const (
 	ColorFailed       = "#1c7ed6"
 	ColorBin          = "#2b8a3e"
 	ColorOverall      = "#862e9c"
+	ColorCurve        = "#c2255c"
 )
 
 // Write renders run as an HTML page to w.
@@ -41,6 +44,7 @@ func Write(w io.Writer, run eval.Run) error {
 		Run                        eval.Run
 		Text, Spend                string
 		Optimism, Failure, Scatter template.HTML
+		Curve                      template.HTML
 	}{
 		Run:      run,
 		Text:     text.String(),
@@ -48,6 +52,7 @@ func Write(w io.Writer, run eval.Run) error {
 		Optimism: optimismPlot(m.Bins),
 		Failure:  failurePlot(m.Bins),
 		Scatter:  scatterPlot(m),
+		Curve:    curvePlot(m.EarlyStop.Curve),
 	}
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, page); err != nil {
@@ -99,6 +104,9 @@ dt { font-weight: 600; }
 <figure>{{.Optimism}}<figcaption>Interval misses on possible probes by rollout progress: optimistic (midpoint below the true remaining tokens) vs conservative (above), as shares of the misses in each bin.</figcaption></figure>
 <figure>{{.Failure}}<figcaption>Failure timing: share of probes on failed trajectories predicted <code>impossible</code>, by rollout progress.</figcaption></figure>
 <figure>{{.Scatter}}<figcaption>Coverage against median midpoint relative error on possible probes, one point per progress bin (1–5) and overall.</figcaption></figure>
+{{- if .Curve}}
+<figure>{{.Curve}}<figcaption>Early stop under stricter rules: stop at the first probe answered <code>impossible</code> or whose upper bound H is at least θ × the budget left; the tokens saved on failed runs against the share of successful runs aborted. The large point is the paper's rule (impossible only).</figcaption></figure>
+{{- end}}
 </div>
 <h2>Metrics</h2>
 <pre>{{.Text}}</pre>
@@ -118,13 +126,15 @@ func WriteCompare(w io.Writer, runs []eval.Run) error {
 		Run                        eval.Run
 		BagenV1                    string
 		Optimism, Failure, Scatter template.HTML
+		Curve                      template.HTML
 	}
 	page := struct {
 		Text    string
 		Columns []column
 	}{Text: text.String()}
 	for _, r := range runs {
-		col := column{Run: r, Optimism: optimismPlot(r.Metrics.Bins), Failure: failurePlot(r.Metrics.Bins), Scatter: scatterPlot(r.Metrics)}
+		col := column{Run: r, Optimism: optimismPlot(r.Metrics.Bins), Failure: failurePlot(r.Metrics.Bins), Scatter: scatterPlot(r.Metrics),
+			Curve: curvePlot(r.Metrics.EarlyStop.Curve)}
 		if s := r.Metrics.BagenV1; s != nil {
 			var b bytes.Buffer
 			if err := s.WriteText(&b); err != nil {
@@ -177,6 +187,9 @@ dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 <figure>{{.Optimism}}<figcaption>Optimistic vs conservative interval misses by rollout progress.</figcaption></figure>
 <figure>{{.Failure}}<figcaption>Failure timing: failed-trajectory probes predicted impossible, by progress.</figcaption></figure>
 <figure>{{.Scatter}}<figcaption>Coverage against median midpoint relative error, per progress bin and overall.</figcaption></figure>
+{{- if .Curve}}
+<figure>{{.Curve}}<figcaption>Tokens saved on failed runs against successful runs aborted, per stopping rule; large: the paper's.</figcaption></figure>
+{{- end}}
 </section>
 {{- end}}
 </div>

@@ -27,7 +27,7 @@ func sample() eval.Run {
 	var rows []eval.Scored
 	add := func(traj string, p, T, r int64, possible bool, answer string) {
 		t := eval.Truth{CustomID: fmt.Sprintf("%s_probe_after_turn_%d", traj, p), TrajectoryID: traj,
-			ProbeAfterTurn: p, TotalTurns: T, TokensUsed: 100, Target: eval.Tokens(r, possible)}
+			ProbeAfterTurn: p, TotalTurns: T, TokensUsed: 100, Budget: 1200, Target: eval.Tokens(r, possible)}
 		rows = append(rows, eval.NewScored(t, "<answer>"+answer+"</answer>"))
 	}
 	okLow, okHigh := []int64{500, 300, 500, 100}, []int64{1100, 700, 700, 300}
@@ -51,8 +51,8 @@ func TestWriteSelfContained(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	if n := strings.Count(page, "<svg "); n != 3 {
-		t.Errorf("got %d <svg> elements, want 3", n)
+	if n := strings.Count(page, "<svg "); n != 4 {
+		t.Errorf("got %d <svg> elements, want 4", n)
 	}
 	for _, bad := range []string{"<script", "<link", "<img", "src=", "url(", "@import"} {
 		if strings.Contains(page, bad) {
@@ -127,13 +127,18 @@ func TestChromiumDOM(t *testing.T) {
 		re   string
 		want int
 	}{
-		{"svg", `<svg `, 3},
+		{"svg", `<svg `, 4},
 		{"optimistic bars", `<rect [^>]*data-series="optimistic"`, 4},
 		{"conservative bars", `<rect [^>]*data-series="conservative"`, 4},
 		{"failure points", `<circle [^>]*data-series="failed"`, 4},
 		{"failure line", `<path [^>]*data-series="failed-line"`, 1},
 		{"scatter bin points", `<circle [^>]*data-series="bin"`, 4},
 		{"scatter overall", `<circle [^>]*data-series="overall"`, 1},
+		// Nine rules (eval.CurveThresholds): the paper's and eight others,
+		// each with both shares defined (ok and ok2 succeed, bad fails).
+		{"curve paper point", `<circle [^>]*data-series="curve-paper"`, 1},
+		{"curve points", `<circle [^>]*data-series="curve"`, 8},
+		{"curve line", `<path [^>]*data-series="curve-line"`, 1},
 	}
 	for _, tt := range tests {
 		if got := count(tt.re); got != tt.want {
@@ -158,7 +163,7 @@ func TestChromiumScreenshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	counts := pixels(img)
-	for _, c := range []string{ColorOptimistic, ColorConservative, ColorFailed, ColorBin, ColorOverall} {
+	for _, c := range []string{ColorOptimistic, ColorConservative, ColorFailed, ColorBin, ColorOverall, ColorCurve} {
 		if counts[c] < 50 {
 			t.Errorf("colour %s: %d pixels painted, want at least 50", c, counts[c])
 		}
@@ -220,8 +225,8 @@ func TestWriteCompareSideBySide(t *testing.T) {
 	if n := strings.Count(page, `<section class="run">`); n != 3 {
 		t.Errorf("got %d run columns, want 3", n)
 	}
-	if n := strings.Count(page, "<svg "); n != 9 {
-		t.Errorf("got %d <svg> elements, want 9", n)
+	if n := strings.Count(page, "<svg "); n != 12 {
+		t.Errorf("got %d <svg> elements, want 12", n)
 	}
 	for _, want := range []string{"overall layout", "SFT/RL sweep layout", "<h2>gpt &lt;mini&gt;</h2>", "<title>bagen-data eval: 3 runs</title>"} {
 		if !strings.Contains(page, want) {

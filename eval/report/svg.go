@@ -5,6 +5,7 @@ import (
 	"html"
 	"html/template"
 	"math"
+	"strconv"
 	"strings"
 
 	"bagen-data/eval"
@@ -187,4 +188,45 @@ func tickStep(vs []eval.Num) float64 {
 			}
 		}
 	}
+}
+
+// curvePlot draws the early stop's savings-versus-abort curve: one point
+// per stopping rule (eval.CurveThresholds), the saved share of the failed
+// runs' tokens against the share of successful runs aborted, the paper's
+// rule (impossible only) drawn larger. Empty when the run has no curve.
+func curvePlot(points []eval.CurvePoint) template.HTML {
+	if len(points) == 0 {
+		return ""
+	}
+	c := newCanvas("Savings vs aborted successful runs")
+	c.axes("", "tokens saved on failed runs", 1)
+	for i := 0; i <= 4; i++ {
+		x := left + plotW*float64(i)/4
+		c.text(x, top+plotH+14, "middle", fmt.Sprintf("%.0f%%", 25*float64(i)))
+	}
+	c.text(left+plotW/2, height-8, "middle", "successful runs aborted")
+	var d strings.Builder
+	for _, p := range points {
+		x, okx := value(p.AbortedSuccessfulShare)
+		y, oky := value(p.SavedShare)
+		if !okx || !oky {
+			continue
+		}
+		px, py := left+plotW*x, top+plotH*(1-y)
+		if d.Len() == 0 {
+			fmt.Fprintf(&d, "M%.1f %.1f", px, py)
+		} else {
+			fmt.Fprintf(&d, "L%.1f %.1f", px, py)
+		}
+		label, r, series := "θ "+strconv.FormatFloat(float64(p.Upper), 'g', -1, 64), 4.0, "curve"
+		if !p.Upper.Defined() {
+			label, r, series = "impossible", 7, "curve-paper"
+		}
+		c.circle(px, py, r, ColorCurve, series)
+		c.text(px+r+3, py+4, "start", label)
+	}
+	if d.Len() > 0 {
+		c.path(d.String(), ColorCurve, 2, "curve-line")
+	}
+	return c.html()
 }
