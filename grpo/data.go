@@ -64,7 +64,7 @@ func ReadDir(dir string) (Sources, error) {
 		if s.SFT, err = ProbesFromSFT(sftPath, sft); err != nil {
 			return s, err
 		}
-		acc.add(dataset.SFTFile)(dataset.AccountingOf(sftPath, sft))
+		acc.add(dataset.SFTFile, len(sft))(dataset.AccountingOf(sftPath, sft))
 	}
 	rlPath := filepath.Join(dir, dataset.RLFile)
 	rl, err := dataset.ReadRL(rlPath)
@@ -74,7 +74,7 @@ func ReadDir(dir string) (Sources, error) {
 	if s.RL, err = ProbesFromRL(rlPath, rl); err != nil {
 		return s, err
 	}
-	acc.add(dataset.RLFile)(dataset.AccountingOf(rlPath, rl))
+	acc.add(dataset.RLFile, len(rl))(dataset.AccountingOf(rlPath, rl))
 	evalPath := filepath.Join(dir, dataset.EvalFile)
 	if s.EvalRows, err = dataset.ReadRL(evalPath); err != nil {
 		return s, fmt.Errorf("read %s: %w", evalPath, err)
@@ -82,7 +82,7 @@ func ReadDir(dir string) (Sources, error) {
 	if s.Eval, err = ProbesFromRL(evalPath, s.EvalRows); err != nil {
 		return s, err
 	}
-	acc.add(dataset.EvalFile)(dataset.AccountingOf(evalPath, s.EvalRows))
+	acc.add(dataset.EvalFile, len(s.EvalRows))(dataset.AccountingOf(evalPath, s.EvalRows))
 	s.Accounting, err = acc.one()
 	return s, err
 }
@@ -94,12 +94,13 @@ type accountings struct {
 	err  error
 }
 
-// add returns the function that records file's accounting (the result of
-// dataset.AccountingOf).
-func (a *accountings) add(file string) func(probes.AccountingKind, error) {
+// add returns the function that records the accounting of file, of n rows
+// (the result of dataset.AccountingOf); a file without rows says nothing.
+func (a *accountings) add(file string, n int) func(probes.AccountingKind, error) {
 	return func(k probes.AccountingKind, err error) {
 		switch {
-		case a.err != nil:
+		case a.err != nil, n == 0 && err == nil:
+			return
 		case err != nil:
 			a.err = fmt.Errorf("%w: %w", ErrData, err)
 		case len(a.said) > 0 && k != a.kind:

@@ -83,6 +83,9 @@ func TestReadDirAccounting(t *testing.T) {
 		sftRows := []dataset.SFTRow{{CustomID: "a_probe_after_turn_0", Budget: 2500, Accounting: sft,
 			Messages: append(msgs, dataset.Message{Role: "assistant", Content: "<answer>impossible</answer>"})}}
 		row := func(k probes.AccountingKind) []dataset.RLRow {
+			if k == "none" {
+				return []dataset.RLRow{} // an empty split
+			}
 			return []dataset.RLRow{{Prompt: msgs, ExtraInfo: dataset.ExtraInfo{CustomID: "b_probe_after_turn_0", Budget: 2500, Accounting: k},
 				Label: `{"remaining_tokens":0,"is_possible":false,"ground_truth":"impossible"}`}}
 		}
@@ -101,6 +104,10 @@ func TestReadDirAccounting(t *testing.T) {
 	write(dir, rep, rep, rep)
 	if s, err := ReadDir(dir); err != nil || s.Accounting != rep {
 		t.Errorf("one accounting: %q, %v; want replay", s.Accounting, err)
+	}
+	write(dir, msg, msg, "none")
+	if s, err := ReadDir(dir); err != nil || s.Accounting != msg {
+		t.Errorf("an empty eval split: %q, %v; want message", s.Accounting, err)
 	}
 	write(dir, msg, msg, rep)
 	_, err := ReadDir(dir)
