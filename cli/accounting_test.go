@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,24 +157,12 @@ func TestBuildReplayMatchesProbes(t *testing.T) {
 		case !ok:
 			t.Errorf("%s: probed, not built", p.ExtraInfo.CustomID)
 		case b.TokensUsed != p.ExtraInfo.TokensUsed || b.RemainingTokens != p.ExtraInfo.RemainingTokens ||
-			b.IsPossible != p.ExtraInfo.IsPossible || !equalTurns(b.PerTurnTokens, p.ExtraInfo.PerTurnTokens):
+			b.IsPossible != p.ExtraInfo.IsPossible || !slices.Equal(b.PerTurnTokens, p.ExtraInfo.PerTurnTokens):
 			t.Errorf("%s: build %+v, probes %+v", p.ExtraInfo.CustomID, b, p.ExtraInfo)
 		case b.Accounting != probes.AccountingReplay || p.ExtraInfo.Accounting != probes.AccountingReplay:
 			t.Errorf("%s: accounting build %q, probes %q, want replay", p.ExtraInfo.CustomID, b.Accounting, p.ExtraInfo.Accounting)
 		}
 	}
-}
-
-func equalTurns(a, b []dataset.TurnTokens) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestBuildAccountingFlag(t *testing.T) {
