@@ -36,6 +36,8 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 		&ucli.Int64Flag{Name: "budget", Usage: "token `BUDGET` for every trajectory", DefaultText: "the trajectory's own, else the task's: sokoban 2500, searchr1 3500"},
 		&ucli.StringFlag{Name: "width", Value: "pct30", Usage: "target interval `WIDTH`: pctN (±N% of r), fixN (±N tokens) or point"},
 		tokenizerFlag,
+		&ucli.StringFlag{Name: "accounting", Value: string(probes.AccountingMessage), Usage: "token `ACCOUNTING` of the numbers: message (the paper's rule: each message counted, the task's system prompt apart) " +
+			"or replay (the API's own usage, the system prompt inside turn 1's input: as probes and the guard count); recorded in the manifest and every row"},
 		&ucli.StringFlag{Name: "labels", Value: "paper", Usage: "labelling `RULE`: paper, or bagen-v1 (the reference script's)"},
 		compatFlag,
 		&ucli.IntFlag{Name: "probe-every", Value: 1, Usage: "place a probe every `N` turns"},
@@ -159,6 +161,8 @@ func buildConfig(c *ucli.Context, taskName string) (dataset.Config, error) {
 	errs = append(errs, err)
 	labels, err := probes.ParseLabels(c.String("labels"))
 	errs = append(errs, err)
+	accounting, err := probes.ParseAccountingKind(c.String("accounting"))
+	errs = append(errs, err)
 	ratio, err := dataset.ParseRatio(c.String("split"))
 	errs = append(errs, err)
 	switch c.String("split-by") {
@@ -173,7 +177,7 @@ func buildConfig(c *ucli.Context, taskName string) (dataset.Config, error) {
 		}
 	}
 	cfg := dataset.Config{
-		Task: task, Compat: compat, Budget: c.Int64("budget"), Width: width,
+		Task: task, Compat: compat, Budget: c.Int64("budget"), Width: width, Accounting: accounting,
 		Probes:            probes.Options{Labels: labels, Every: c.Int("probe-every"), MinRemaining: c.Int64("min-remaining")},
 		Think:             c.Bool("think"),
 		Ratio:             ratio,
@@ -191,7 +195,7 @@ func buildConfig(c *ucli.Context, taskName string) (dataset.Config, error) {
 var buildFlags = map[string]string{
 	"Task": "task", "Budget": "budget", "Width": "width", "Probes.Every": "probe-every",
 	"Probes.MinRemaining": "min-remaining", "Ratio": "split", "Balance.Oversample": "oversample-possible",
-	"Balance.Ratio": "balance-ratio", "Workers": "workers",
+	"Balance.Ratio": "balance-ratio", "Workers": "workers", "Accounting": "accounting",
 }
 
 // flagError is a library's field error restated for the command line.
@@ -344,7 +348,7 @@ func printSummary(w io.Writer, dir string, m *dataset.Manifest) {
 	if m.Invalid.Count > 0 {
 		fmt.Fprintf(w, ", %d invalid skipped (first: %s)", m.Invalid.Count, m.Invalid.Examples[0].Err)
 	}
-	fmt.Fprintf(w, "; task %s, width %s, labels %s", m.Config.Task, m.Config.Width, m.Config.Labels)
+	fmt.Fprintf(w, "; task %s, width %s, labels %s, accounting %s", m.Config.Task, m.Config.Width, m.Config.Labels, m.Config.Accounting)
 	if m.Config.Compat != "" {
 		fmt.Fprintf(w, ", compat %s", m.Config.Compat)
 	}

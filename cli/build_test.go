@@ -68,7 +68,7 @@ func TestBuildCommandSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "1 trajectories from 1 input file(s); task sokoban, width pct30, labels paper\n"
+	want := "1 trajectories from 1 input file(s); task sokoban, width pct30, labels paper, accounting message\n"
 	if !strings.HasPrefix(stdout, want) {
 		t.Errorf("summary starts %q, want %q", stdout, want)
 	}
@@ -115,7 +115,7 @@ func TestBuildCompatFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "1 trajectories from 1 input file(s); task sokoban, width pct30, labels bagen-v1, compat bagen-v1\n"; !strings.HasPrefix(stdout, want) {
+	if want := "1 trajectories from 1 input file(s); task sokoban, width pct30, labels bagen-v1, accounting message, compat bagen-v1\n"; !strings.HasPrefix(stdout, want) {
 		t.Errorf("summary starts %q, want %q", stdout, want)
 	}
 	m, err := os.ReadFile(filepath.Join(out, "manifest.json"))

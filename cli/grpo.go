@@ -273,15 +273,18 @@ func grpoEvalRun(c *ucli.Context, st *grpo.State, data string) (eval.Run, []byte
 	if err != nil {
 		return eval.Run{}, nil, err
 	}
-	m, preds, err := grpo.EvaluateFile(c.Context, enc, st, data)
+	ev, err := grpo.EvaluateFile(c.Context, enc, st, data)
 	if err != nil {
 		return eval.Run{}, nil, fmt.Errorf("grpo eval: %w", withOllamaHint(err))
+	}
+	if ev.Mismatch != nil {
+		fmt.Fprintf(c.App.ErrWriter, "warning: grpo eval: %s: %v\n", data, ev.Mismatch)
 	}
 	name := c.String("name")
 	if name == "" {
 		name = filepath.Base(filepath.Clean(c.String("checkpoint")))
 	}
-	return eval.Run{Name: name, Data: data, Model: enc.Model, Metrics: m}, preds, nil
+	return eval.Run{Name: name, Data: data, Model: enc.Model, Metrics: ev.Metrics}, ev.Predictions, nil
 }
 
 func writeGRPOEvalOutputs(c *ucli.Context, run eval.Run, preds []byte) error {

@@ -14,6 +14,7 @@ import (
 	"bagen-data/fixtures"
 	"bagen-data/grpo"
 	"bagen-data/internal/ollamatest"
+	"bagen-data/probes"
 )
 
 // runGRPOApp runs bagen-data with args and returns its stdout and stderr.
@@ -79,8 +80,9 @@ func TestGRPOEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Phase != "grpo" || st.Epoch != 1 || st.Model != srv.Model || st.Policy.In != 64+grpo.NumNumeric {
-		t.Errorf("checkpoint: phase %s epoch %d model %q input %d; want grpo 1 %q %d", st.Phase, st.Epoch, st.Model, st.Policy.In, srv.Model, 64+grpo.NumNumeric)
+	if st.Phase != "grpo" || st.Epoch != 1 || st.Model != srv.Model || st.Policy.In != 64+grpo.NumNumeric || st.Accounting != probes.AccountingMessage {
+		t.Errorf("checkpoint: phase %s epoch %d model %q input %d accounting %q; want grpo 1 %q %d message",
+			st.Phase, st.Epoch, st.Model, st.Policy.In, st.Accounting, srv.Model, 64+grpo.NumNumeric)
 	}
 	checkTrainLog(t, filepath.Join(out, grpo.LogFile))
 	if page, err := os.ReadFile(filepath.Join(out, grpo.PlotFile)); err != nil || strings.Count(string(page), "<svg ") != 2 {
@@ -96,8 +98,11 @@ func TestGRPOEndToEnd(t *testing.T) {
 	evalJSON, predsOut := filepath.Join(tmp, "grpo-eval.json"), filepath.Join(tmp, "grpo-preds.jsonl")
 	testFile := filepath.Join(data, "eval", "test.parquet")
 	start = time.Now()
-	stdout, _ = runGRPOApp(t, "grpo", "eval", "--checkpoint", out, "--data", testFile, "--cache", cache,
+	stdout, stderr := runGRPOApp(t, "grpo", "eval", "--checkpoint", out, "--data", testFile, "--cache", cache,
 		"--name", "e2e", "--json", evalJSON, "--predictions-out", predsOut, "-q")
+	if strings.Contains(stderr, "accounting") {
+		t.Errorf("grpo eval of the data it learned on warns: %s", stderr)
+	}
 	if !strings.Contains(stdout, "accuracy") && !strings.Contains(stdout, "Acc") {
 		t.Errorf("grpo eval printed no metrics table:\n%s", stdout)
 	}
@@ -112,6 +117,16 @@ func TestGRPOEndToEnd(t *testing.T) {
 	p2, _ := os.ReadFile(predsOut)
 	if len(p1) == 0 || !bytes.Equal(p1, p2) {
 		t.Errorf("grpo eval answers differ from the training run's (%d and %d bytes)", len(p1), len(p2))
+	}
+
+	// The same build by the replay: the fixtures record no per-call
+	// inputs, so the numbers (and the embeddings) are the same, but the
+	// head learned on message numbers and says so.
+	replay := filepath.Join(tmp, "replay")
+	runGRPOApp(t, "build", "--input", grpoFixtures(t), "--out", replay, "--probe-every", "6", "--accounting", "replay", "-q")
+	_, stderr = runGRPOApp(t, "grpo", "eval", "--checkpoint", out, "--data", filepath.Join(replay, "eval", "test.parquet"), "--cache", cache, "-q")
+	if want := "the estimator learned on message numbers and is asked with replay numbers"; !strings.Contains(stderr, want) {
+		t.Errorf("grpo eval of replay rows: stderr %q, want a warning saying %q", stderr, want)
 	}
 
 	// The same probes answered by the tiny LLM itself through eval --ollama.

@@ -50,6 +50,7 @@ to the network.`,
 		&ucli.StringFlag{Name: "listen", Value: "127.0.0.1:8787", Usage: "listen `ADDRESS`"},
 		&ucli.StringFlag{Name: "estimator", Usage: "OpenAI-compatible estimator `URL` (with or without /v1); none: usage only"},
 		&ucli.StringFlag{Name: "estimator-model", Usage: "estimator model `NAME`"},
+		estimatorAccountingFlag,
 		&ucli.Int64Flag{Name: "budget", Usage: "session token budget (default: the task's; swebench has none)"},
 		&ucli.StringFlag{Name: "task", Value: "swebench", Usage: "probe preset `NAME`: sokoban, searchr1, swebench or warehouse"},
 		&ucli.IntFlag{Name: "every", Value: 1, Usage: "estimate after every `N`th turn"},
@@ -72,6 +73,9 @@ func runGuard(c *ucli.Context) error {
 	}
 	cfg.Logf = func(format string, args ...any) {
 		fmt.Fprintf(c.App.ErrWriter, "bagen-data guard: "+format+"\n", args...)
+	}
+	if err := noteEstimatorAccounting(c, cfg.Logf); err != nil {
+		return err
 	}
 	g, err := guard.New(cfg)
 	if err != nil {

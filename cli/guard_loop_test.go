@@ -218,7 +218,7 @@ func TestGuardTrainServeLoop(t *testing.T) {
 	os.WriteFile(outcomes, []byte(fmt.Sprintf(`{%q: true, %q: false}`, sessions[0], sessions[1])), 0o600)
 	data, run, cache := filepath.Join(tmp, "data"), filepath.Join(tmp, "run"), filepath.Join(tmp, "cache")
 	runGRPOApp(t, "build", "--input", first, "--success-file", outcomes, "--task", "swebench", "--out", data,
-		"--split-by", "trajectory", "--split", "50/50/0", "--balance-ratio", "0", "-q")
+		"--split-by", "trajectory", "--split", "50/50/0", "--balance-ratio", "0", "--accounting", "replay", "-q")
 	runGRPOApp(t, "grpo", "train", "--data", data, "--out", run, "--model", srv.Model,
 		"--sft-epochs", "1", "--epochs", "1", "--sft-batch", "4", "--batch", "4", "--cache", cache, "--name", "loop", "-q")
 
@@ -228,8 +228,8 @@ func TestGuardTrainServeLoop(t *testing.T) {
 	url, stop = startGuard(t, "--upstream", model.URL, "--estimator", base, "--estimator-model", "loop",
 		"--policy", "log", "--wait", "--budget", "100000", "--ledger", second)
 	runAgents(t, url, loopAgents)
-	if err, log := stop(); err != nil {
-		t.Fatalf("second guard: %v\n%s", err, log)
+	if err, log := stop(); err != nil || strings.Contains(log, "accounting") {
+		t.Fatalf("second guard: %v (want no word of the accounting: the head learned on the guard's)\n%s", err, log)
 	}
 	if err, log := stopServe(); err != nil {
 		t.Fatalf("grpo serve: %v\n%s", err, log)

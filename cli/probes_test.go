@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"bagen-data/dataset"
+	"bagen-data/probes"
 	"bagen-data/reward"
 )
 
@@ -155,6 +156,7 @@ func TestProbesSWEBenchRow(t *testing.T) {
 		CustomID: "swe_0000_probe_after_turn_2", TrajectoryID: "swe_0000", Split: "probes", Index: 1,
 		ProbeAfterTurn: 2, TotalTurns: 18, TokensUsed: 1879, RemainingTokens: 15644, Budget: 17523,
 		PerTurnTokens: []dataset.TurnTokens{{Turn: 1, InputTokens: 1233, OutputTokens: 84}, {Turn: 2, InputTokens: 228, OutputTokens: 334}},
+		Accounting:    probes.AccountingReplay,
 	}
 	if got, _ := json.Marshal(r.ExtraInfo); string(got) != mustJSON(t, want) {
 		t.Errorf("extra_info %s, want %s", got, mustJSON(t, want))

@@ -46,6 +46,7 @@ func Build(ctx context.Context, srcs []probes.Source, dir string, cfg Config) (*
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
 	cfg.Task = cfg.Compat.Task(cfg.Task).ForWidth(cfg.Width) // a point target asks for a number
+	cfg.Accounting = cfg.accounting()
 	cfg.Probes = cfg.Compat.Options(cfg.Probes)
 	if !plannerFor(cfg.Compat).grouped() {
 		cfg.SplitByTrajectory = true
@@ -65,6 +66,21 @@ func Build(ctx context.Context, srcs []probes.Source, dir string, cfg Config) (*
 	return m, nil
 }
 
+// systemCounter is a Counter that counts the system prompt once: every
+// trajectory's accounting asks for it.
+type systemCounter struct {
+	probes.Counter
+	system string
+	n      int
+}
+
+func (c systemCounter) Count(s string) int {
+	if s == c.system {
+		return c.n
+	}
+	return c.Counter.Count(s)
+}
+
 // stagedPath is where name goes in the staged tree; its directory is
 // created.
 func stagedPath(st *atomicfile.Dir, name string) (string, error) {
@@ -78,11 +94,11 @@ func build(ctx context.Context, srcs []probes.Source, st *atomicfile.Dir, cfg *C
 		return nil, err
 	}
 	defer sp.close()
-	sys := int64(-1)
-	if cfg.Counter != nil {
-		sys = int64(cfg.Counter.Count(cfg.Task.System))
+	counter := cfg.Counter
+	if counter != nil {
+		counter = systemCounter{Counter: counter, system: cfg.Task.System, n: counter.Count(cfg.Task.System)}
 	}
-	sc, err := scan(ctx, srcs, cfg, sys, sp)
+	sc, err := scan(ctx, srcs, cfg, counter, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -221,6 +237,7 @@ func newManifest(cfg *Config, sc *scanned) *Manifest {
 			MinRemaining: cfg.Probes.MinRemaining, Think: cfg.Think, Split: cfg.ratio().String(),
 			Seed: cfg.Seed, OversamplePossible: max(cfg.Balance.Oversample, 1), BalanceRatio: cfg.Balance.Ratio,
 			BalanceEval: cfg.BalanceEval, SplitByTrajectory: cfg.SplitByTrajectory, PrefixIDs: cfg.PrefixIDs, SkipInvalid: cfg.SkipInvalid, Tokenizer: cfg.Tokenizer,
+			Accounting: cfg.Accounting,
 		},
 		Inputs:       sc.inputs,
 		Trajectories: len(sc.trajs),

@@ -128,7 +128,8 @@ func TestBuildRowsAndForeignReader(t *testing.T) {
 	{
 		want := ExtraInfo{CustomID: "t007_probe_after_turn_1", TrajectoryID: "t007", Split: row.ExtraInfo.Split, Index: row.ExtraInfo.Index,
 			ProbeAfterTurn: 1, TotalTurns: 4, TokensUsed: 90 + 157, RemainingTokens: 3 * 157, IsPossible: true, Budget: 2500,
-			PerTurnTokens: []TurnTokens{{Turn: 1, InputTokens: 107, OutputTokens: 50}}, Margin: float64(2500-718) / 2500}
+			PerTurnTokens: []TurnTokens{{Turn: 1, InputTokens: 107, OutputTokens: 50}}, Margin: float64(2500-718) / 2500,
+			Accounting: probes.AccountingMessage}
 		if diff := cmp.Diff(want, row.ExtraInfo); diff != "" {
 			t.Errorf("extra_info (-want +got):\n%s", diff)
 		}

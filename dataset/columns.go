@@ -164,7 +164,10 @@ type Mismatch struct {
 	// Missing is set when the column is absent; Extra when the file has a
 	// column the schema does not.
 	Missing, Extra bool
-	Want, Got      string
+	// Optional is set on a Missing column that readers do without
+	// (OptionalColumns).
+	Optional  bool
+	Want, Got string
 }
 
 // Compare lists the differences between got and want, matching struct
@@ -196,7 +199,8 @@ func compareFields(path string, want, got []Field) []Mismatch {
 	for _, w := range want {
 		i := slices.IndexFunc(got, func(g Field) bool { return g.Name == w.Name })
 		if i < 0 {
-			out = append(out, Mismatch{Path: join(w.Name), Missing: true, Want: w.Type.String()})
+			p := join(w.Name)
+			out = append(out, Mismatch{Path: p, Missing: true, Optional: OptionalColumns[p], Want: w.Type.String()})
 			continue
 		}
 		out = append(out, compare(join(w.Name), w.Type, got[i].Type)...)
@@ -208,6 +212,16 @@ func compareFields(path string, want, got []Field) []Mismatch {
 	}
 	return out
 }
+
+// OptionalColumns are the columns, by dotted path, that a file may lack:
+// added after files were written, they read as their zero value. A file
+// without accounting (build and probes before it was recorded) reads as
+// probes.AccountingUnknown.
+var OptionalColumns = map[string]bool{"accounting": true, "extra_info.accounting": true}
+
+// Fatal reports whether m makes a file unreadable as the schema: a
+// missing column that is not optional, or one of another type.
+func (m Mismatch) Fatal() bool { return !m.Extra && !(m.Missing && m.Optional) }
 
 // Expected schemas, derived from the row structs build writes: the one
 // schema that ReadRL, ReadSFT and validate check files against.

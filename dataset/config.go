@@ -50,6 +50,11 @@ type Config struct {
 	PrefixIDs bool
 	// SkipInvalid skips malformed trajectories instead of failing.
 	SkipInvalid bool
+	// Accounting is how the build counts a trajectory's tokens
+	// (probes.AccountingKind.Account); the zero value means
+	// probes.AccountingMessage, the paper's rule. The manifest
+	// (config.accounting) and every row (accounting) record it.
+	Accounting probes.AccountingKind
 	// Counter counts tokens that logs do not record; nil is allowed when
 	// every count is recorded.
 	Counter probes.Counter
@@ -61,6 +66,14 @@ type Config struct {
 	Version string
 	// Progress, when set, is told how far each stage has got.
 	Progress func(stage string, done, total int64)
+}
+
+// accounting is Accounting with its default applied.
+func (c *Config) accounting() probes.AccountingKind {
+	if c.Accounting == probes.AccountingUnknown {
+		return probes.AccountingMessage
+	}
+	return c.Accounting
 }
 
 func (c *Config) ratio() Ratio {
@@ -116,6 +129,9 @@ func (c *Config) Validate() error {
 	}
 	if !(c.Balance.Ratio >= 0 && c.Balance.Ratio <= MaxBalanceRatio) { // also NaN
 		bad("Balance.Ratio", "got %g, want 0 (no cap) to %g", c.Balance.Ratio, float64(MaxBalanceRatio))
+	}
+	if c.Accounting != probes.AccountingUnknown && !c.Accounting.Known() {
+		bad("Accounting", "got %q, want %s or %s", string(c.Accounting), probes.AccountingMessage, probes.AccountingReplay)
 	}
 	if c.Workers < 0 || c.Workers > MaxWorkers {
 		bad("Workers", "got %d, want 0 (all cores) to %d", c.Workers, MaxWorkers)

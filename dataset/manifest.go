@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"bagen-data/probes"
 )
 
 // Manifest describes a build: its configuration, inputs, counts and
@@ -50,6 +52,11 @@ type ManifestConfig struct {
 	PrefixIDs          bool    `json:"prefix_ids"`
 	SkipInvalid        bool    `json:"skip_invalid"`
 	Tokenizer          string  `json:"tokenizer"`
+	// Accounting is the token accounting that made every number of the
+	// build ("message" or "replay"; see probes.AccountingKind), also in
+	// each row's accounting column. A manifest written before it was
+	// recorded reads as probes.AccountingUnknown.
+	Accounting probes.AccountingKind `json:"accounting"`
 }
 
 // FileDigest identifies a file by path, size and SHA-256.

@@ -19,12 +19,13 @@ func ReadRL(path string) ([]RLRow, error) { return readAll[RLRow](path, RLSchema
 func ReadSFT(path string) ([]SFTRow, error) { return readAll[SFTRow](path, SFTSchema, "SFT") }
 
 // CheckSchema compares the columns of a file with want and returns a
-// *SchemaError when a column want has is missing or of another type
-// (extra columns are fine: readers ignore them).
+// *SchemaError when a column want has is missing (and not one of
+// OptionalColumns) or of another type (extra columns are fine: readers
+// ignore them).
 func CheckSchema(path string, got, want Type, wantKind string) error {
 	var bad []Mismatch
 	for _, m := range Compare(want, got) {
-		if !m.Extra {
+		if m.Fatal() {
 			bad = append(bad, m)
 		}
 	}
@@ -48,7 +49,7 @@ func kindByColumns(got Type, wantKind string) string {
 
 func hasMismatch(ms []Mismatch) bool {
 	for _, m := range ms {
-		if !m.Extra {
+		if m.Fatal() {
 			return true
 		}
 	}

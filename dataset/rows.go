@@ -84,7 +84,7 @@ func (w *rowWriter) sft(e Entry, rec []byte) (SFTRow, int, error) {
 	msgs, size := messages(prompt, 1)
 	answer := w.cfg.Task.Answer(p, w.cfg.Width, t.budget, w.cfg.Think)
 	msgs = append(msgs, Message{Role: "assistant", Content: answer})
-	return SFTRow{Messages: msgs, PerTurnTokens: turns, CustomID: customID(t.id, p.After), Budget: t.budget}, size + len(answer), nil
+	return SFTRow{Messages: msgs, PerTurnTokens: turns, CustomID: customID(t.id, p.After), Budget: t.budget, Accounting: w.cfg.Accounting}, size + len(answer), nil
 }
 
 func (w *rowWriter) rl(e Entry, rec []byte, split, index int) (RLRow, int, error) {
@@ -95,7 +95,7 @@ func (w *rowWriter) rl(e Entry, rec []byte, split, index int) (RLRow, int, error
 	row := NewRLRow(RLProbe{
 		Task: w.cfg.Task.Name, Trajectory: t.id, Split: splitNames[split], Index: index,
 		After: p.After, TotalTurns: t.turns, Used: p.Used, Budget: t.budget,
-		Prompt: prompt, Turns: turns,
+		Prompt: prompt, Turns: turns, Accounting: w.cfg.Accounting,
 		Target: reward.TokenTarget(reward.Truth{Remaining: p.Remaining, Possible: p.Possible}, w.cfg.Width.GroundTruth(p)),
 	})
 	return row, promptSize(prompt), nil
@@ -117,7 +117,10 @@ type RLProbe struct {
 	Used, Budget int64
 	Prompt       []probes.Chat
 	Turns        []TurnTokens // usage of the After completed turns
-	Target       reward.Target
+	// Accounting made Used, Turns and the target's remaining tokens;
+	// probes.AccountingUnknown on Warehouse probes, which count no tokens.
+	Accounting probes.AccountingKind
+	Target     reward.Target
 }
 
 // NewRLRow is the one constructor of RL, eval and probe-set rows, in
@@ -141,7 +144,7 @@ func NewRLRow(p RLProbe) RLRow {
 			CustomID: customID(p.Trajectory, p.After), TrajectoryID: p.Trajectory, Split: p.Split, Index: int64(p.Index),
 			ProbeAfterTurn: int64(p.After), TotalTurns: int64(p.TotalTurns), TokensUsed: p.Used,
 			RemainingTokens: tr.Remaining, IsPossible: p.Target.Possible(), Budget: p.Budget,
-			PerTurnTokens: p.Turns, Margin: margin,
+			PerTurnTokens: p.Turns, Margin: margin, Accounting: p.Accounting,
 		},
 		Label: p.Target.Label(),
 	}
@@ -171,8 +174,9 @@ func customID(traj string, p int) string {
 
 // BenchRows are the rows of a benchmark probe set (split SplitProbes):
 // row i is bench[i], a probe of the rollout ids[bench[i].Rollout]. Token
-// probes get width's target interval as their ground truth; Warehouse
-// probes the point answer of their remaining usage.
+// probes get width's target interval as their ground truth and record
+// probes.AccountingReplay, the accounting of every Replay; Warehouse
+// probes the point answer of their remaining usage, and no accounting.
 func BenchRows(task string, width probes.Width, ids []string, bench []probes.Bench) []RLRow {
 	rows := make([]RLRow, len(bench))
 	for i, b := range bench {
@@ -181,8 +185,9 @@ func BenchRows(task string, width probes.Width, ids []string, bench []probes.Ben
 			turns[k] = TurnTokens{Turn: int64(k + 1), InputTokens: t.In, OutputTokens: t.Out}
 		}
 		var target reward.Target
+		kind := probes.AccountingReplay
 		if b.Warehouse != nil {
-			target = b.Warehouse.Target()
+			target, kind = b.Warehouse.Target(), probes.AccountingUnknown
 		} else {
 			gt := width.GroundTruth(probes.Probe{After: b.After, Used: b.Used, Remaining: b.Remaining, Possible: b.Possible})
 			target = reward.TokenTarget(reward.Truth{Remaining: b.Remaining, Possible: b.Possible}, gt)
@@ -190,7 +195,7 @@ func BenchRows(task string, width probes.Width, ids []string, bench []probes.Ben
 		rows[i] = NewRLRow(RLProbe{
 			Task: task, Trajectory: ids[b.Rollout], Split: SplitProbes, Index: i,
 			After: b.After, TotalTurns: b.TotalTurns, Used: b.Used, Budget: b.Budget,
-			Prompt: b.Prompt, Turns: turns, Target: target,
+			Prompt: b.Prompt, Turns: turns, Accounting: kind, Target: target,
 		})
 	}
 	return rows

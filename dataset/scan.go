@@ -63,7 +63,7 @@ type result struct {
 // scan reads every source once: it decodes, counts and labels each
 // trajectory on all cores and appends its text to sp. Trajectories come
 // back in input order.
-func scan(ctx context.Context, srcs []probes.Source, cfg *Config, sys int64, sp *spill) (*scanned, error) {
+func scan(ctx context.Context, srcs []probes.Source, cfg *Config, counter probes.Counter, sp *spill) (*scanned, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := cfg.Workers
@@ -84,7 +84,7 @@ func scan(ctx context.Context, srcs []probes.Source, cfg *Config, sys int64, sp 
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				results <- process(j, cfg, sys)
+				results <- process(j, cfg, counter)
 			}
 		}()
 	}
@@ -216,23 +216,16 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// process decodes, counts and labels one record.
-func process(j job, cfg *Config, sys int64) result {
+// process decodes, counts (by cfg.Accounting, with counter) and labels
+// one record.
+func process(j job, cfg *Config, counter probes.Counter) result {
 	t, err := cfg.Compat.Decode(j.rec)
 	if err != nil {
 		return result{seq: j.seq, err: err}
 	}
 	t.ID = j.prefix + t.ID
-	acc, err := probes.Account(t, cfg.Counter)
+	acc, sys, err := cfg.Accounting.Account(t, counter, cfg.Task.System, cfg.Compat)
 	if err != nil {
-		return result{seq: j.seq, err: err}
-	}
-	if sys < 0 {
-		if sys, err = recordedSystem(t, cfg.Task.System); err != nil {
-			return result{seq: j.seq, err: err}
-		}
-	}
-	if err := acc.Check(t, sys); err != nil {
 		return result{seq: j.seq, err: err}
 	}
 	budget, err := probes.ResolveBudget(cfg.Budget, t, cfg.Task.Budget, cfg.Task.Name)
@@ -248,16 +241,6 @@ func process(j job, cfg *Config, sys int64) result {
 		total: acc.Total(sys), turns: len(acc.Turns), group: groupKey(t, acc), probes: ps, dropped: dropped,
 		outcome: t.Outcome, replaced: t.Replaced,
 	}}
-}
-
-// recordedSystem is the system prompt's count when there is no tokenizer:
-// usable only when the log's own system message is the preset's text and
-// records its count.
-func recordedSystem(t probes.Trajectory, system string) (int64, error) {
-	if len(t.Messages) > 0 && t.Messages[0].Role == "system" && t.Messages[0].Content == system && t.Messages[0].Tokens != probes.Unrecorded {
-		return t.Messages[0].Tokens, nil
-	}
-	return 0, fmt.Errorf("%s: system prompt: %w", t.Pos, probes.ErrNoTokenizer)
 }
 
 // groupKey identifies the task instance a trajectory starts from: a hash of

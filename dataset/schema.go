@@ -2,6 +2,8 @@ package dataset
 
 import (
 	"strings"
+
+	"bagen-data/probes"
 )
 
 // Message is one chat message in a prompt or an SFT conversation.
@@ -28,6 +30,9 @@ type SFTRow struct {
 	// Budget is the token budget the probe text states, for stages that
 	// need the number (grpo's features) without reading the prose.
 	Budget int64 `parquet:"budget" json:"budget"`
+	// Accounting is the token accounting that made the row's numbers, as
+	// the manifest's config.accounting (see probes.AccountingKind).
+	Accounting probes.AccountingKind `parquet:"accounting" json:"accounting"`
 }
 
 // RewardModel is verl's reward_model column.
@@ -53,6 +58,11 @@ type ExtraInfo struct {
 	// Margin is (budget - tokens_used - remaining_tokens) / budget: how much
 	// of the budget a possible trajectory leaves unused (negative when over).
 	Margin float64 `parquet:"margin" json:"margin"`
+	// Accounting is the token accounting that made tokens_used,
+	// remaining_tokens and per_turn_tokens: "message" (build's default)
+	// or "replay" (probes, build --accounting replay); empty on Warehouse
+	// probes, which count no tokens. See probes.AccountingKind.
+	Accounting probes.AccountingKind `parquet:"accounting" json:"accounting"`
 }
 
 // RLRow is one row of rl/train.parquet and eval/test.parquet, in verl's

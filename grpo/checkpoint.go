@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"bagen-data/internal/atomicfile"
+	"bagen-data/probes"
 )
 
 // Files and directories of a run's output directory.
@@ -35,14 +36,18 @@ type State struct {
 	Config  Config // with defaults applied
 	Model   string // the Ollama model that embedded the data
 	Data    string // Data.Digest of the data it was trained on
-	Phase   string // "sft" or "grpo"
-	Epoch   int    // epochs finished in Phase
-	Step    int    // optimiser steps taken, both phases
-	Policy  *Head
-	Ref     *Head // the frozen reference head; nil during SFT
-	Opt     *Adam
-	RNG     []byte // the PCG stream's MarshalBinary state
-	LogSize int64  // bytes of train.jsonl that belong to this state
+	// Accounting is the token accounting of the data it was trained on
+	// (Data.Accounting): the numbers it must be asked with. A checkpoint
+	// written before it was kept reads as probes.AccountingUnknown.
+	Accounting probes.AccountingKind
+	Phase      string // "sft" or "grpo"
+	Epoch      int    // epochs finished in Phase
+	Step       int    // optimiser steps taken, both phases
+	Policy     *Head
+	Ref        *Head // the frozen reference head; nil during SFT
+	Opt        *Adam
+	RNG        []byte // the PCG stream's MarshalBinary state
+	LogSize    int64  // bytes of train.jsonl that belong to this state
 }
 
 // name is the checkpoint directory's name, e.g. "grpo-03".

@@ -11,8 +11,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"bagen-data/dataset"
+	"bagen-data/probes"
 )
 
 // Example is a probe with its feature vector and, for SFT rows, the action
@@ -29,6 +31,9 @@ type Example struct {
 type Data struct {
 	SFT, RL, Eval []Example
 	EvalRows      []dataset.RLRow
+	// Accounting is the token accounting of every probe's numbers
+	// (Sources.Accounting).
+	Accounting probes.AccountingKind
 }
 
 // Sources is the probe sets to featurise: the SFT, RL and eval probes and
@@ -36,13 +41,19 @@ type Data struct {
 type Sources struct {
 	SFT, RL, Eval []Probe
 	EvalRows      []dataset.RLRow
+	// Accounting is the token accounting the files record, one for all
+	// (dataset.AccountingOf); probes.AccountingUnknown for files written
+	// before it was recorded.
+	Accounting probes.AccountingKind
 }
 
 // ReadDir reads sft/train.parquet, rl/train.parquet and eval/test.parquet
 // under dir. A missing SFT file leaves Sources.SFT empty (zero-RL needs
-// none); the RL and eval files are required.
+// none); the RL and eval files are required. The files must record one
+// token accounting (Sources.Accounting).
 func ReadDir(dir string) (Sources, error) {
 	var s Sources
+	var acc accountings
 	sftPath := filepath.Join(dir, dataset.SFTFile)
 	sft, err := dataset.ReadSFT(sftPath)
 	switch {
@@ -53,6 +64,7 @@ func ReadDir(dir string) (Sources, error) {
 		if s.SFT, err = ProbesFromSFT(sftPath, sft); err != nil {
 			return s, err
 		}
+		acc.add(dataset.SFTFile, len(sft))(dataset.AccountingOf(sftPath, sft))
 	}
 	rlPath := filepath.Join(dir, dataset.RLFile)
 	rl, err := dataset.ReadRL(rlPath)
@@ -62,12 +74,49 @@ func ReadDir(dir string) (Sources, error) {
 	if s.RL, err = ProbesFromRL(rlPath, rl); err != nil {
 		return s, err
 	}
+	acc.add(dataset.RLFile, len(rl))(dataset.AccountingOf(rlPath, rl))
 	evalPath := filepath.Join(dir, dataset.EvalFile)
 	if s.EvalRows, err = dataset.ReadRL(evalPath); err != nil {
 		return s, fmt.Errorf("read %s: %w", evalPath, err)
 	}
-	s.Eval, err = ProbesFromRL(evalPath, s.EvalRows)
+	if s.Eval, err = ProbesFromRL(evalPath, s.EvalRows); err != nil {
+		return s, err
+	}
+	acc.add(dataset.EvalFile, len(s.EvalRows))(dataset.AccountingOf(evalPath, s.EvalRows))
+	s.Accounting, err = acc.one()
 	return s, err
+}
+
+// accountings collects the accounting of each file read, in order.
+type accountings struct {
+	said []string // "sft/train.parquet message", …
+	kind probes.AccountingKind
+	err  error
+}
+
+// add returns the function that records the accounting of file, of n rows
+// (the result of dataset.AccountingOf); a file without rows says nothing.
+func (a *accountings) add(file string, n int) func(probes.AccountingKind, error) {
+	return func(k probes.AccountingKind, err error) {
+		switch {
+		case a.err != nil, n == 0 && err == nil:
+			return
+		case err != nil:
+			a.err = fmt.Errorf("%w: %w", ErrData, err)
+		case len(a.said) > 0 && k != a.kind:
+			a.err = fmt.Errorf("%w: %w: %s, %s %s; a head learns one calibration", ErrData, dataset.ErrMixedAccounting, strings.Join(a.said, ", "), file, k)
+		}
+		a.said, a.kind = append(a.said, file+" "+k.String()), k
+	}
+}
+
+// one is the accounting every file shares; files of two are an error
+// wrapping ErrData and dataset.ErrMixedAccounting.
+func (a *accountings) one() (probes.AccountingKind, error) {
+	if a.err != nil {
+		return probes.AccountingUnknown, a.err
+	}
+	return a.kind, nil
 }
 
 // Featurize embeds every probe's prompt with enc (once per distinct prompt)
@@ -94,7 +143,7 @@ func NewData(s Sources, vecs [][]float32, space Space) (*Data, error) {
 	if n := len(s.SFT) + len(s.RL) + len(s.Eval); len(vecs) != n {
 		return nil, fmt.Errorf("%w: %d embeddings for %d probes", ErrEmbed, len(vecs), n)
 	}
-	d := &Data{EvalRows: s.EvalRows}
+	d := &Data{EvalRows: s.EvalRows, Accounting: s.Accounting}
 	next := func(ps []Probe) []Example {
 		out := make([]Example, len(ps))
 		for i, p := range ps {

@@ -89,6 +89,10 @@ func checkHead(st *State) error {
 // Model is the Ollama model the estimator embeds with.
 func (e *Estimator) Model() string { return e.enc.Model }
 
+// Accounting is the token accounting the head learned on (State.Accounting):
+// the numbers its probes must carry to be answered as calibrated.
+func (e *Estimator) Accounting() probes.AccountingKind { return e.state.Accounting }
+
 // Prepare asks Ollama for what every answer needs, the model's digest (the
 // embedding cache's key) and its tokenizer (usage counts), and keeps them.
 // Answer calls it until it succeeds; call it at start-up to learn early

@@ -1,10 +1,14 @@
 package grpo
 
 import (
+	"context"
+	"errors"
 	"math"
+	"path/filepath"
 	"testing"
 
 	"bagen-data/dataset"
+	"bagen-data/probes"
 )
 
 func TestRender(t *testing.T) {
@@ -66,5 +70,48 @@ func TestProbesFromRows(t *testing.T) {
 	_, err = ProbesFromRL("rl.parquet", []dataset.RLRow{{Prompt: msgs, ExtraInfo: dataset.ExtraInfo{CustomID: "c"}}})
 	if want := "rl.parquet: row 0 (c): extra_info.budget: invalid data row: want > 0, got 0"; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+// TestReadDirAccounting: ReadDir reads the accounting the three files
+// share and refuses files of two.
+func TestReadDirAccounting(t *testing.T) {
+	msgs := []dataset.Message{{Role: "system", Content: "S"}, {Role: "user", Content: "finish within 2500 tokens"}}
+	write := func(dir string, sft, rl, ev probes.AccountingKind) {
+		t.Helper()
+		ctx := context.Background()
+		sftRows := []dataset.SFTRow{{CustomID: "a_probe_after_turn_0", Budget: 2500, Accounting: sft,
+			Messages: append(msgs, dataset.Message{Role: "assistant", Content: "<answer>impossible</answer>"})}}
+		row := func(k probes.AccountingKind) []dataset.RLRow {
+			if k == "none" {
+				return []dataset.RLRow{} // an empty split
+			}
+			return []dataset.RLRow{{Prompt: msgs, ExtraInfo: dataset.ExtraInfo{CustomID: "b_probe_after_turn_0", Budget: 2500, Accounting: k},
+				Label: `{"remaining_tokens":0,"is_possible":false,"ground_truth":"impossible"}`}}
+		}
+		for _, err := range []error{
+			dataset.WriteFile(ctx, filepath.Join(dir, dataset.SFTFile), sftRows),
+			dataset.WriteFile(ctx, filepath.Join(dir, dataset.RLFile), row(rl)),
+			dataset.WriteFile(ctx, filepath.Join(dir, dataset.EvalFile), row(ev)),
+		} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	msg, rep := probes.AccountingMessage, probes.AccountingReplay
+	dir := t.TempDir()
+	write(dir, rep, rep, rep)
+	if s, err := ReadDir(dir); err != nil || s.Accounting != rep {
+		t.Errorf("one accounting: %q, %v; want replay", s.Accounting, err)
+	}
+	write(dir, msg, msg, "none")
+	if s, err := ReadDir(dir); err != nil || s.Accounting != msg {
+		t.Errorf("an empty eval split: %q, %v; want message", s.Accounting, err)
+	}
+	write(dir, msg, msg, rep)
+	_, err := ReadDir(dir)
+	if want := "invalid data row: rows of different token accountings: sft/train.parquet message, rl/train.parquet message, eval/test.parquet replay; a head learns one calibration"; err == nil || err.Error() != want || !errors.Is(err, dataset.ErrMixedAccounting) {
+		t.Errorf("mixed: %v, want %s", err, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/eval"
+	"bagen-data/probes"
 )
 
 // TrainDir trains a head on the dataset that build wrote to dir: it reads
@@ -39,28 +40,46 @@ func TrainDir(ctx context.Context, enc *Encoder, dir string, cfg Config, o Optio
 	return res, st, err
 }
 
+// Evaluation is what EvaluateFile makes of a file.
+type Evaluation struct {
+	Metrics eval.Metrics
+	// Predictions are the answers as predictions JSONL.
+	Predictions []byte
+	// Accounting is the token accounting the file records; Mismatch, when
+	// not nil, says that it is not the one the head learned on
+	// (probes.CheckAccounting): the metrics are then those of a head asked
+	// with numbers it was not calibrated on.
+	Accounting probes.AccountingKind
+	Mismatch   error
+}
+
 // EvaluateFile answers the probes of an RL or eval parquet file with the head
 // of st, embedding them with enc: read (schema-checked), featurise,
 // evaluate. It returns the paper's metrics and the answers as predictions
-// JSONL.
-func EvaluateFile(ctx context.Context, enc *Encoder, st *State, path string) (eval.Metrics, []byte, error) {
+// JSONL, and compares the file's accounting with the head's.
+func EvaluateFile(ctx context.Context, enc *Encoder, st *State, path string) (Evaluation, error) {
 	rows, err := dataset.ReadRL(path)
 	if err != nil {
-		return eval.Metrics{}, nil, err
+		return Evaluation{}, err
 	}
-	probes, err := ProbesFromRL(path, rows)
+	kind, err := dataset.AccountingOf(path, rows)
 	if err != nil {
-		return eval.Metrics{}, nil, err
+		return Evaluation{}, fmt.Errorf("%w: %w", ErrData, err)
 	}
-	d, _, err := Featurize(ctx, enc, Sources{Eval: probes, EvalRows: rows}, st.Config.Space)
+	ps, err := ProbesFromRL(path, rows)
 	if err != nil {
-		return eval.Metrics{}, nil, err
+		return Evaluation{}, err
+	}
+	d, _, err := Featurize(ctx, enc, Sources{Eval: ps, EvalRows: rows}, st.Config.Space)
+	if err != nil {
+		return Evaluation{}, err
 	}
 	if len(d.Eval) > 0 && len(d.Eval[0].X) != st.Policy.In {
-		return eval.Metrics{}, nil, fmt.Errorf("%w: the head takes %d features, %s gives %d (another model than %q?)", ErrData, st.Policy.In, enc.Model, len(d.Eval[0].X), st.Model)
+		return Evaluation{}, fmt.Errorf("%w: the head takes %d features, %s gives %d (another model than %q?)", ErrData, st.Policy.In, enc.Model, len(d.Eval[0].X), st.Model)
 	}
 	m, answers := Evaluate(st.Policy, st.Config.Space, d.Eval, rows)
-	return m, Predictions(d.Eval, answers), nil
+	return Evaluation{Metrics: m, Predictions: Predictions(d.Eval, answers), Accounting: kind,
+		Mismatch: probes.CheckAccounting(kind, st.Accounting)}, nil
 }
 
 // String summarises an embedding pass: "embedded 245 distinct prompts (0

@@ -124,7 +124,7 @@ func (t *trainer) open() error {
 	}
 	t.pcg = rand.NewPCG(t.cfg.Seed, 0x6772706f) // "grpo"
 	t.rng = rand.New(t.pcg)
-	t.st = &State{Version: stateVersion, Config: t.cfg, Model: t.opt.Model, Data: t.data.Digest(), Phase: "sft"}
+	t.st = &State{Version: stateVersion, Config: t.cfg, Model: t.opt.Model, Data: t.data.Digest(), Accounting: t.data.Accounting, Phase: "sft"}
 	t.st.Policy = NewHead(len(t.data.RL[0].X), t.cfg.Hidden, t.space.bins(), len(t.space.widths()), t.rng)
 	t.st.Opt = NewAdam(t.cfg.SFTLR, t.st.Policy.Params())
 	var err error
@@ -143,6 +143,9 @@ func (t *trainer) resume() error {
 	want.Epochs = t.cfg.Epochs
 	if !sameConfig(want, t.cfg) || *t.cfg.Epochs < *st.Config.Epochs {
 		return fmt.Errorf("%s: %w: config differs from the checkpoint's (only epochs may grow)", t.opt.Out, ErrCheckpoint)
+	}
+	if st.Accounting != t.data.Accounting {
+		return fmt.Errorf("%s: %w: the checkpoint learned on %s numbers, the data records %s", t.opt.Out, ErrCheckpoint, st.Accounting, t.data.Accounting)
 	}
 	if st.Data != t.data.Digest() {
 		return fmt.Errorf("%s: %w: data differs from the checkpoint's", t.opt.Out, ErrCheckpoint)

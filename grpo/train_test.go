@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"bagen-data/probes"
 )
 
 // smallConfig trains quickly on synthData: 2 SFT + 2 GRPO epochs.
@@ -129,9 +131,13 @@ func TestResumeMoreEpochs(t *testing.T) {
 
 func TestResumeRefusals(t *testing.T) {
 	data := synthData()
+	data.Accounting = probes.AccountingReplay
 	dir := t.TempDir()
 	if _, err := Train(context.Background(), smallConfig, data, Options{Out: dir, Name: "test"}); err != nil {
 		t.Fatal(err)
+	}
+	if st, err := LoadState(dir); err != nil || st.Accounting != probes.AccountingReplay {
+		t.Fatalf("the checkpoint keeps accounting %q (%v), want replay", st.Accounting, err)
 	}
 	other := smallConfig
 	other.KL = Float(0.1)
@@ -157,9 +163,16 @@ func TestResumeRefusals(t *testing.T) {
 		err.Error() != dir+": holds the checkpoints of an earlier run" {
 		t.Errorf("without Resume: got %v, want ErrRunExists", err)
 	}
+	counted := synthData()
+	counted.Accounting = probes.AccountingMessage
+	_, err := Train(context.Background(), smallConfig, counted, Options{Out: dir, Name: "test", Resume: true})
+	if !errors.Is(err, ErrCheckpoint) || !strings.HasSuffix(err.Error(), "the checkpoint learned on replay numbers, the data records message") {
+		t.Errorf("other accounting: got %v", err)
+	}
 	changed := synthData()
+	changed.Accounting = probes.AccountingReplay
 	changed.RL = changed.RL[1:]
-	_, err := Train(context.Background(), smallConfig, changed, Options{Out: dir, Name: "test", Resume: true})
+	_, err = Train(context.Background(), smallConfig, changed, Options{Out: dir, Name: "test", Resume: true})
 	if !errors.Is(err, ErrCheckpoint) || !strings.HasSuffix(err.Error(), "data differs from the checkpoint's") {
 		t.Errorf("other data: got %v", err)
 	}

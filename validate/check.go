@@ -11,6 +11,7 @@ func (v *validator) checkFile(f *file) {
 	if !f.checked {
 		return
 	}
+	v.checkAccounting(f)
 	for i, row := range f.rl {
 		at := loc{file: f.path, row: i, id: row.ExtraInfo.CustomID}
 		v.checkRLLabels(f, i, row)

@@ -32,6 +32,8 @@ type file struct {
 	// own target width, inferred from its rows.
 	probeSet bool
 	width    *probes.Width
+	// accounting is the token accounting the rows record (checkAccounting).
+	accounting probes.AccountingKind
 }
 
 func (f *file) rows() int {

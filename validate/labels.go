@@ -202,13 +202,14 @@ func group(f *file) string {
 }
 
 // checkSystemTokens: after the first turn tokens_used − Σ per_turn_tokens is
-// the system prompt's token count, the same in every row of one build. A
-// probe set's replay counts it per rollout (0 where the log's first
-// request holds the system prompt, the task's count where the log records
-// no inputs), so there it is the same within each trajectory.
+// the system prompt's token count, the same in every row of one build. The
+// replay (a probe set's, a build's with --accounting replay) counts it per
+// rollout (0 where the log's first request holds the system prompt, the
+// task's count where the log records no inputs), so there it is the same
+// within each trajectory.
 func (v *validator) checkSystemTokens(f *file, at loc, traj string, sys int64) {
 	key := group(f)
-	if f.probeSet {
+	if f.perRollout() {
 		key += "\x00" + traj
 	}
 	seen := v.sysCount[key]

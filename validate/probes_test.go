@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/dataset"
+	"bagen-data/probes"
 )
 
 // The probe sets in testdata/probes were written by `bagen-data probes`
@@ -228,6 +229,7 @@ func TestProbeSetRecognition(t *testing.T) {
 		for _, row := range readRows[dataset.RLRow](t, filepath.Join(dir, filepath.FromSlash(dataset.EvalFile))) {
 			if row.ExtraInfo.ProbeAfterTurn >= 1 {
 				row.ExtraInfo.Split = "probes"
+				row.ExtraInfo.Accounting = probes.AccountingReplay // as probes writes them
 				set = append(set, row)
 			}
 		}

@@ -28,10 +28,11 @@ func offCount(got, counted int64) bool {
 // tokens_used (and remaining_tokens with it) keeps every other relation
 // true, so only counting the system message catches it. Each shown user
 // message's input count is compared too; logs that record their own counts
-// may differ, so that is a warning.
+// may differ, so that is a warning. Both are the message rule's relations:
+// a build that records the replay accounting is not compared.
 func (v *validator) checkCountedTokens(f *file, at loc, row dataset.RLRow) {
 	x := row.ExtraInfo
-	if v.cfg.Counter == nil || x.ProbeAfterTurn < 1 || int64(len(x.PerTurnTokens)) != x.ProbeAfterTurn || isWarehouse(row) {
+	if v.cfg.Counter == nil || f.accounting == probes.AccountingReplay || x.ProbeAfterTurn < 1 || int64(len(x.PerTurnTokens)) != x.ProbeAfterTurn || isWarehouse(row) {
 		return
 	}
 	msgs := row.Prompt

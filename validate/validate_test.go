@@ -535,7 +535,7 @@ func TestBroken(t *testing.T) {
 				writeRows(t, rlPath(dir), readRows[dataset.SFTRow](t, sftPath(dir)))
 				return "rl file has no data_source column (want string)"
 			},
-			want: map[string]int{"missing-column": 6, "extra-column": 4},
+			want: map[string]int{"missing-column": 6, "extra-column": 5}, // messages, per_turn_tokens, custom_id, budget, accounting
 		},
 		{
 			name: "not parquet",

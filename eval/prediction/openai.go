@@ -293,21 +293,9 @@ func (o *OpenAI) notFound(ctx context.Context, se *StatusError) error {
 
 // Models lists the model ids the server serves (GET {base}/models).
 func (o *OpenAI) Models(ctx context.Context) ([]string, error) {
-	u, err := o.endpoint("/models")
+	list, err := o.models(ctx)
 	if err != nil {
 		return nil, err
-	}
-	data, err := o.do(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	var list struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(data, &list); err != nil {
-		return nil, fmt.Errorf("models: %w", err)
 	}
 	ids := make([]string, len(list.Data))
 	for i, m := range list.Data {
@@ -315,4 +303,45 @@ func (o *OpenAI) Models(ctx context.Context) ([]string, error) {
 	}
 	slices.Sort(ids)
 	return ids, nil
+}
+
+// Accounting is the token accounting o.Model learned on as the server
+// lists it under GET {base}/models ("accounting", which grpo serve
+// writes: "message" or "replay", see probes.ParseAccountingKind); "" when
+// the server does not say or does not list the model.
+func (o *OpenAI) Accounting(ctx context.Context) (string, error) {
+	list, err := o.models(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, m := range list.Data {
+		if m.ID == o.Model {
+			return m.Accounting, nil
+		}
+	}
+	return "", nil
+}
+
+// modelList is the answer of GET {base}/models.
+type modelList struct {
+	Data []struct {
+		ID         string `json:"id"`
+		Accounting string `json:"accounting"` // grpo serve's head's
+	} `json:"data"`
+}
+
+func (o *OpenAI) models(ctx context.Context) (modelList, error) {
+	var list modelList
+	u, err := o.endpoint("/models")
+	if err != nil {
+		return list, err
+	}
+	data, err := o.do(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return list, err
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
+		return list, fmt.Errorf("models: %w", err)
+	}
+	return list, nil
 }

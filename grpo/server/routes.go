@@ -184,13 +184,17 @@ func (h *handler) stream(w http.ResponseWriter, id string, created int64, answer
 	return http.StatusOK
 }
 
-// models answers GET /v1/models with the one model served.
+// models answers GET /v1/models with the one model served and the token
+// accounting its head learned on ("accounting": "message" or "replay",
+// omitted when the checkpoint records none), which a client such as the
+// guard compares with its own (probes.CheckAccounting).
 func (h *handler) models(w http.ResponseWriter, r *http.Request) (int, error) {
 	type model struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		Created int64  `json:"created"`
-		OwnedBy string `json:"owned_by"`
+		ID         string `json:"id"`
+		Object     string `json:"object"`
+		Created    int64  `json:"created"`
+		OwnedBy    string `json:"owned_by"`
+		Accounting string `json:"accounting,omitempty"`
 	}
 	var created int64
 	if !h.cfg.Created.IsZero() {
@@ -199,7 +203,7 @@ func (h *handler) models(w http.ResponseWriter, r *http.Request) (int, error) {
 	writeJSON(w, http.StatusOK, marshal(struct {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
-	}{"list", []model{{ID: h.cfg.Name, Object: "model", Created: created, OwnedBy: "bagen-data"}}}))
+	}{"list", []model{{ID: h.cfg.Name, Object: "model", Created: created, OwnedBy: "bagen-data", Accounting: string(h.cfg.Estimator.Accounting())}}}))
 	return http.StatusOK, nil
 }
 

@@ -334,3 +334,20 @@ func FuzzDecodeChat(f *testing.F) {
 		}
 	})
 }
+
+// TestModelsListAccounting: /v1/models says which token accounting the
+// head learned on, for a client to compare with its own.
+func TestModelsListAccounting(t *testing.T) {
+	st := testState()
+	st.Accounting = probes.AccountingReplay
+	u, _ := url.Parse(closedHost(t))
+	est, err := grpo.NewEstimator(&grpo.Encoder{Client: api.NewClient(u, http.DefaultClient), Model: "tiny-qwen", Retries: -1}, st, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, Config{Estimator: est, Name: "my-head"})
+	code, _, body := do(t, "GET", s.url+"/v1/models", "")
+	if want := `{"object":"list","data":[{"id":"my-head","object":"model","created":0,"owned_by":"bagen-data","accounting":"replay"}]}`; code != 200 || body != want {
+		t.Errorf("/v1/models: %d %s, want 200 %s", code, body, want)
+	}
+}

@@ -173,11 +173,11 @@ func runSeed(ctx context.Context, enc *grpo.Encoder, o options, data string, row
 	if err != nil {
 		return nil, err
 	}
-	m, _, err := grpo.EvaluateFile(ctx, enc, st, filepath.Join(data, dataset.EvalFile))
+	ev, err := grpo.EvaluateFile(ctx, enc, st, filepath.Join(data, dataset.EvalFile))
 	if err != nil {
 		return nil, fmt.Errorf("SFT, seed %d: %w", seed, err)
 	}
-	return slices.Insert(out, 1, m), nil
+	return slices.Insert(out, 1, ev.Metrics), nil
 }
 
 // buildData builds the Sokoban fixtures' probes with pct30 targets and
