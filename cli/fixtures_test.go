@@ -102,7 +102,7 @@ func TestFixturesCommand(t *testing.T) {
 		{[]string{"fixtures", "sokoban", "-n", "0", "--out", out}, "fixtures sokoban: -n: got 0, want at least 1"},
 		{[]string{"fixtures", "sokoban", "--noise", "1.5", "--out", out}, "fixtures sokoban: invalid config: Noise: got 1.5, want 0 to 1"},
 		{[]string{"fixtures", "searchr1", "--budget", "-1", "--out", out}, "fixtures searchr1: invalid config: Budget: got -1, want at least 1"},
-		{[]string{"fixtures", "warehouse", "--tokenizer", filepath.Join(dir, "none.json"), "--out", out}, `fixtures warehouse: tokenizer "` + filepath.Join(dir, "none.json") + `": open ` + filepath.Join(dir, "none.json") + ": no such file or directory"},
+		{[]string{"fixtures", "warehouse", "--tokenizer", filepath.Join(dir, "none.json"), "--out", out}, "fixtures warehouse: tokenizer: open " + filepath.Join(dir, "none.json") + ": no such file or directory"},
 	} {
 		if _, err := runApp(t, tt.args...); err == nil || err.Error() != tt.want {
 			t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)

@@ -29,11 +29,11 @@ func TestGuardFlags(t *testing.T) {
 		}
 	}
 	_, err = run(t, "guard", "--upstream", "ftp://x")
-	if err == nil || err.Error() != `upstream "ftp://x": want http(s)://host[:port]` {
+	if err == nil || err.Error() != `guard: --upstream "ftp://x": want http(s)://host[:port]` {
 		t.Errorf("error %v", err)
 	}
 	_, err = run(t, "guard", "--upstream", "http://127.0.0.1:1", "--policy", "stop")
-	if err == nil || err.Error() != "policy stop: needs --estimator or --budget" {
+	if err == nil || err.Error() != "guard: --policy stop: needs --estimator or --budget" {
 		t.Errorf("error %v", err)
 	}
 }
