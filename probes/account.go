@@ -362,8 +362,20 @@ func voteVisible(t Trajectory, api APITokens, i int, out int64, c Counter) int64
 // where the log gives one (BasisLog); the previous visible output is
 // estimated only where the numbers prove unrecorded hidden reasoning
 // (BasisEstimated); a turn without usage, the turn after it and a turn
-// whose request shrank fall back to message counts on their own.
+// whose request shrank fall back to message counts on their own, and a
+// gap of turns without usage between two recorded requests then shares
+// the known growth of the request (bridgeGaps).
 func nativeInputs(t Trajectory, c Counter, a *Accounting, src InputSource) error {
+	if err := nativeTurnInputs(t, c, a, src); err != nil {
+		return err
+	}
+	if src == InputAPIDeltas {
+		bridgeGaps(t, a)
+	}
+	return nil
+}
+
+func nativeTurnInputs(t Trajectory, c Counter, a *Accounting, src InputSource) error {
 	for k, p := range a.Pairs {
 		api := apiAt(t, k)
 		in, basis := api.Input, BasisLog
@@ -385,6 +397,73 @@ func nativeInputs(t Trajectory, c Counter, a *Accounting, src InputSource) error
 		a.Turns[k].In, a.Basis[k] = in, basis
 	}
 	return nil
+}
+
+// bridgeGaps makes the fallbacks of a gap add up to what the log knows.
+// With history-inclusive inputs, a request q that follows turns without
+// usage (or a turn without its output) still fixes their sum: the turns
+// p < j ≤ q after the last recorded request p added
+//
+//	input_q − input_p − vis_p = Σ_{p<j<q} (in_j + vis_j) + in_q
+//
+// (p = −1 before the first turn: input_p = vis_p = 0). The outputs of the
+// turns in between stay as counted; what is left is split between the
+// inputs in_{p+1} … in_q in the ratio of their message counts (the
+// fallback), the last taking the rounding. The total then is the log's
+// own: the last request plus its output, plus the reasoning the log says
+// was not sent back. A gap whose counts leave less than nothing (a cut
+// history) keeps the message counts.
+func bridgeGaps(t Trajectory, a *Accounting) {
+	p := -1
+	for q := range a.Pairs {
+		api := apiAt(t, q)
+		if api.Input == Unrecorded {
+			continue
+		}
+		if q > p+1 || a.Basis[q] == BasisAfterGap {
+			bridge(t, a, p, q)
+		}
+		p = q
+	}
+}
+
+// bridge shares input_q − input_p − vis_p − Σ vis_j between the inputs of
+// turns p+1 … q (see bridgeGaps).
+func bridge(t Trajectory, a *Accounting, p, q int) {
+	left := apiAt(t, q).Input
+	if p >= 0 {
+		left -= apiAt(t, p).Input + visibleOut(t, a, p)
+	}
+	var weight int64
+	for j := p + 1; j <= q; j++ {
+		if j < q {
+			left -= visibleOut(t, a, j)
+		}
+		weight += a.Turns[j].In
+	}
+	if left < 0 {
+		return
+	}
+	for j := p + 1; j < q; j++ {
+		n := int64(0)
+		if weight > 0 {
+			n = int64(float64(left) * float64(a.Turns[j].In) / float64(weight))
+		}
+		a.Turns[j].In = n
+		left -= n
+	}
+	a.Turns[q].In = left
+}
+
+// visibleOut is what turn k's output put into the next request: its
+// output less the reasoning the log records (retried calls' outputs are
+// never resent); the whole output where the log does not break it out.
+func visibleOut(t Trajectory, a *Accounting, k int) int64 {
+	api := apiAt(t, k)
+	if v, ok := api.Visible(); ok {
+		return v
+	}
+	return a.Turns[k].Out - api.Retried.Output
 }
 
 // nativeDelta is in_k = input_k − input_{k−1} − vis_{k−1} for k ≥ 1 and

@@ -49,6 +49,11 @@
 // log's system message), when the turn before it records no input or
 // output (BasisAfterGap), and when its request grew by less than the
 // previous visible output (BasisHistoryCut: the harness dropped history).
+// A gap still has a known sum: the next recorded request fixes what the
+// turns since the last recorded one added, so the fallback inputs of a
+// gap share that growth in the ratio of their message counts and never
+// replace it; the total stays the last request plus its output (plus the
+// reasoning never sent back), whatever a middle call lacks (bridgeGaps).
 //
 // The system prompt counts, as in build: with InputMessages, sys is the
 // task preset's system prompt count and is part of every tokens_used; with
