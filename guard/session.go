@@ -30,6 +30,8 @@ type Session struct {
 	usage  []*rollout.GuardUsage // per turn
 	spent  int64
 	stop   *rollout.GuardStop
+	// stopActed: the stop has refused a request, and is counted.
+	stopActed bool
 	note   string
 	logged bool // the session event was made
 	// written: the session's ledger file exists; until then its events

@@ -199,6 +199,9 @@ type chatResponse struct {
 		CompletionTokensDetails *struct {
 			ReasoningTokens int64 `json:"reasoning_tokens"`
 		} `json:"completion_tokens_details"`
+		PromptTokensDetails *struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 }
 
@@ -222,6 +225,9 @@ func decodeChat(data []byte) (Prediction, error) {
 		p.Usage = &Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
 		if d := u.CompletionTokensDetails; d != nil {
 			p.Usage.ReasoningTokens = d.ReasoningTokens
+		}
+		if d := u.PromptTokensDetails; d != nil {
+			p.Usage.CachedTokens = d.CachedTokens
 		}
 	}
 	return p, nil

@@ -44,7 +44,7 @@ func (s *stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.reply(n, w)
 }
 
-const completion = `{"id":"x","model":"qwen-2025-01","choices":[{"index":0,"message":{"role":"assistant","content":"<answer>[1, 2]</answer>","reasoning_content":"think"},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":12,"completion_tokens_details":{"reasoning_tokens":5}}}`
+const completion = `{"id":"x","model":"qwen-2025-01","choices":[{"index":0,"message":{"role":"assistant","content":"<answer>[1, 2]</answer>","reasoning_content":"think"},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":12,"prompt_tokens_details":{"cached_tokens":24},"completion_tokens_details":{"reasoning_tokens":5}}}`
 
 func ok(n int64, w http.ResponseWriter) { io.WriteString(w, completion) }
 
@@ -70,7 +70,7 @@ func TestOpenAIRequest(t *testing.T) {
 	}
 	got.LatencyMS = 0
 	want := Prediction{CustomID: "a", Response: "<answer>[1, 2]</answer>", Reasoning: "think", FinishReason: "stop",
-		Usage: &Usage{PromptTokens: 30, CompletionTokens: 12, ReasoningTokens: 5}, Model: "qwen", Reported: "qwen-2025-01"}
+		Usage: &Usage{PromptTokens: 30, CompletionTokens: 12, ReasoningTokens: 5, CachedTokens: 24}, Model: "qwen", Reported: "qwen-2025-01"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("prediction (-want +got):\n%s", d)
 	}

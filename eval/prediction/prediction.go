@@ -73,6 +73,9 @@ type Usage struct {
 	// ReasoningTokens is the part of CompletionTokens spent reasoning,
 	// when the server reports it.
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
+	// CachedTokens is the part of PromptTokens served from the server's
+	// prompt cache, when it reports it.
+	CachedTokens int64 `json:"cached_tokens,omitempty"`
 }
 
 // maxLine bounds one JSONL line (a response is at most a few thousand

@@ -24,7 +24,7 @@ func TestRead(t *testing.T) {
 		{"failure line", `{"custom_id":"a","error":"attempt 6 of 6: 503 Service Unavailable: busy","attempts":6}`,
 			[]Prediction{{CustomID: "a", Error: "attempt 6 of 6: 503 Service Unavailable: busy", Attempts: 6, Line: 1}}, ""},
 		{"server detail", `{"custom_id":"a","response":"r","reasoning":"hm","finish_reason":"length","usage":{"prompt_tokens":10,"completion_tokens":5,"reasoning_tokens":2},"latency_ms":12.5,"model":"m","reported_model":"m-2025"}`,
-			[]Prediction{{CustomID: "a", Response: "r", Reasoning: "hm", FinishReason: "length", Usage: &Usage{10, 5, 2}, LatencyMS: 12.5, Model: "m", Reported: "m-2025", Line: 1}}, ""},
+			[]Prediction{{CustomID: "a", Response: "r", Reasoning: "hm", FinishReason: "length", Usage: &Usage{PromptTokens: 10, CompletionTokens: 5, ReasoningTokens: 2}, LatencyMS: 12.5, Model: "m", Reported: "m-2025", Line: 1}}, ""},
 		{"empty", "", nil, ""},
 		{"not json", `{"custom_id":"a","response":"x"}` + "\n{oops\n", nil,
 			"preds.jsonl:2: not a JSON object: invalid character 'o' looking for beginning of object key string"},
