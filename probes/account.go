@@ -1,6 +1,9 @@
 package probes
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // MaxTokens bounds every token count and sum of one trajectory, system
 // prompt and trailing message included: 2^53, the largest integer a
@@ -35,6 +38,35 @@ type Accounting struct {
 	// Basis says where each turn's input comes from (replay accounting,
 	// NewReplay); nil from Account, whose inputs are always the messages'.
 	Basis []Basis
+	// Provisional are the inputs of the turns of a gap as they are known
+	// before the request that closes it (bridgeGaps): their fallback
+	// counts. Seen shows them to a probe placed inside the gap.
+	Provisional []Provisional
+}
+
+// Provisional is the input of turn Turn (0-based) before turn Until's
+// request closed its gap: In, the fallback count.
+type Provisional struct {
+	Turn, Until int
+	In          int64
+}
+
+// Seen is the per-turn usage of the first k turns as known after turn k,
+// what a live guard sees then and a probe after turn k shows: Turns[:k],
+// with the inputs of a gap the first k requests do not close yet at their
+// fallback counts. It shares Turns' array when no gap is open.
+func (a Accounting) Seen(k int) []TurnTokens {
+	seen := a.Turns[:k:k]
+	cloned := false
+	for _, p := range a.Provisional {
+		if p.Turn < k && p.Until >= k {
+			if !cloned {
+				seen, cloned = slices.Clone(seen), true
+			}
+			seen[p.Turn].In = p.In
+		}
+	}
+	return seen
 }
 
 // Pair splits messages into turns greedily: a user message followed by an
@@ -449,6 +481,7 @@ func bridge(t Trajectory, a *Accounting, p, q int) {
 		if weight > 0 {
 			n = int64(float64(left) * float64(a.Turns[j].In) / float64(weight))
 		}
+		a.Provisional = append(a.Provisional, Provisional{Turn: j, Until: q, In: a.Turns[j].In})
 		a.Turns[j].In = n
 		left -= n
 	}

@@ -133,3 +133,42 @@ func TestGapKeepsTheLogsTotal(t *testing.T) {
 	}
 	t.Logf("%d gaps checked", checked)
 }
+
+// TestSeenBeforeTheGapCloses checks that a probe inside a gap shows the
+// fallback counts, as a live guard knows them, and one after the request
+// that closes it the shared growth.
+func TestSeenBeforeTheGapCloses(t *testing.T) {
+	// Turn 2 (index 1) without usage; turn 3's request closes the gap:
+	// 190 − 100 − 20 − 30 = 40 split 3 : 4 (17, 23), fallbacks 3 and 4.
+	api := []APITokens{{Input: 100, Output: 20}, {Input: Unrecorded, Output: 30}, {Input: 190, Output: 10}}
+	r, err := NewReplay(apiTrajectory(api), words{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		k    int
+		want []TurnTokens
+	}{
+		{1, []TurnTokens{{100, 20}}},
+		{2, []TurnTokens{{100, 20}, {3, 30}}},
+		{3, []TurnTokens{{100, 20}, {17, 30}, {23, 10}}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, r.Acc.Seen(tt.k)); diff != "" {
+			t.Errorf("Seen(%d) (-want +got):\n%s", tt.k, diff)
+		}
+	}
+	if r.Acc.Turns[1].In != 17 {
+		t.Errorf("Seen modified Turns: %v", r.Acc.Turns)
+	}
+	// The prefix the guard accounts after turn 2 is what Seen(2) says.
+	pre := apiTrajectory(api)
+	pre.Messages, pre.API = pre.Messages[:5], pre.API[:2]
+	live, err := NewReplay(pre, words{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(live.Acc.Turns, r.Acc.Seen(2)); diff != "" {
+		t.Errorf("Seen(2) against the prefix's accounting (-prefix +seen):\n%s", diff)
+	}
+}
