@@ -402,7 +402,7 @@ func nativeInputs(t Trajectory, c Counter, a *Accounting, src InputSource) error
 		return err
 	}
 	if src == InputAPIDeltas {
-		bridgeGaps(t, a)
+		return bridgeGaps(t, c, a)
 	}
 	return nil
 }
@@ -445,7 +445,12 @@ func nativeTurnInputs(t Trajectory, c Counter, a *Accounting, src InputSource) e
 // own: the last request plus its output, plus the reasoning the log says
 // was not sent back. A gap whose counts leave less than nothing (a cut
 // history) keeps the message counts.
-func bridgeGaps(t Trajectory, a *Accounting) {
+//
+// A probe inside a gap sees the fallback counts (Provisional); inside a
+// leading gap, where no request before it records its input, the prefix
+// is accounted from the messages (InputMessages): the first turn's input
+// is its user message alone, the system prompt counted apart.
+func bridgeGaps(t Trajectory, c Counter, a *Accounting) error {
 	p := -1
 	for q := range a.Pairs {
 		api := apiAt(t, q)
@@ -457,6 +462,24 @@ func bridgeGaps(t Trajectory, a *Accounting) {
 		}
 		p = q
 	}
+	if len(a.Provisional) > 0 && a.Provisional[0].Turn == 0 {
+		n, err := userTokens(t, a.Pairs[0][0], c)
+		if err != nil {
+			return err
+		}
+		a.Provisional[0].In = n
+	}
+	return nil
+}
+
+// LeadingGap is the turn whose request closes a leading gap (turns
+// without a recorded input from the first on), 0 when there is none: a
+// prefix of fewer turns is accounted from the messages.
+func (a Accounting) LeadingGap() int {
+	if len(a.Provisional) > 0 && a.Provisional[0].Turn == 0 {
+		return a.Provisional[0].Until
+	}
+	return 0
 }
 
 // bridge shares input_q − input_p − vis_p − Σ vis_j between the inputs of
