@@ -203,7 +203,6 @@ func promptKey(msgs []dataset.Message) string {
 	return b.String()
 }
 
-
 // replayEstimator answers each probe from answers, by its exact text,
 // reporting 1000 prompt tokens (600 cached) and 20 completion tokens; a
 // probe not in answers is a 400 and is kept in missed.

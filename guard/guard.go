@@ -68,8 +68,8 @@ type Config struct {
 	// offline probe. nil means none: a turn whose accounting needs a
 	// count is then unestimated, and says so.
 	Counter probes.Counter
-	Policy Policy
-	StopAs StopAs
+	Policy  Policy
+	StopAs  StopAs
 	// Wait holds a session's next request until the estimate of its
 	// previous turn is in, at most EstimateTimeout.
 	Wait bool

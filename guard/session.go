@@ -24,16 +24,16 @@ type Session struct {
 	// or "new".
 	Key string
 
-	mu     sync.Mutex
-	calls  int
-	turns  int
-	usage  []*rollout.GuardUsage // per turn
-	spent  int64
-	stop   *rollout.GuardStop
+	mu    sync.Mutex
+	calls int
+	turns int
+	usage []*rollout.GuardUsage // per turn
+	spent int64
+	stop  *rollout.GuardStop
 	// stopActed: the stop has refused a request, and is counted.
 	stopActed bool
-	note   string
-	logged bool // the session event was made
+	note      string
+	logged    bool // the session event was made
 	// written: the session's ledger file exists; until then its events
 	// wait in held.
 	written bool

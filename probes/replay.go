@@ -171,7 +171,7 @@ type Replay struct {
 	// leading gap adds (Accounting.LeadingGap): such a prefix is accounted
 	// from the messages. 0 when there is no leading gap.
 	LeadSys int64
-	Inputs InputSource
+	Inputs  InputSource
 	// Ledger is the Warehouse log; set only by ReadReplays with
 	// ReplayOptions.Ledger.
 	Ledger Ledger
