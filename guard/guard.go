@@ -65,8 +65,9 @@ type Config struct {
 	// Counter counts what the upstream did not report (a call without
 	// usage, the visible part of an output with hidden reasoning), as
 	// `bagen-data probes --tokenizer` does, so that a live probe is the
-	// offline probe. nil means none: a turn whose accounting needs a
-	// count is then unestimated, and says so.
+	// offline probe. It must be safe for concurrent use (sessions are
+	// accounted in parallel). nil means none: a turn whose accounting
+	// needs a count is then unestimated, and says so.
 	Counter probes.Counter
 	Policy  Policy
 	StopAs  StopAs
