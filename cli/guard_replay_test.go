@@ -579,7 +579,9 @@ func checkReplayRun(t *testing.T, r replayRun, o *offlineRun, l *replayLedger, r
 	var wantStops []rollout.GuardStop
 	if o.decided > 0 {
 		spent := o.spent[o.decided]
-		wantStops = append(wantStops, rollout.GuardStop{AfterTurn: o.decided, Reason: o.reason, Spent: spent, Saved: max(0, replayBudget-spent)})
+		saved, cost := max(0, replayBudget-spent), int64(1020*o.estimates)
+		wantStops = append(wantStops, rollout.GuardStop{AfterTurn: o.decided, Reason: o.reason, Spent: spent, Saved: saved,
+			EstimatorTokens: cost, Net: saved - cost})
 	}
 	for i := range l.stops {
 		l.stops[i].Event, l.stops[i].Session, l.stops[i].Time = "", "", ""

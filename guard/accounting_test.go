@@ -162,11 +162,13 @@ func TestStopCountsWhenItRefuses(t *testing.T) {
 		for _, e := range evs {
 			if e["event"] == "stop" {
 				stops = append(stops, rollout.GuardStop{AfterTurn: int(e["after_turn"].(float64)), Reason: e["reason"].(string),
-					Spent: int64(e["spent"].(float64)), Saved: int64(e["saved"].(float64))})
+					Spent: int64(e["spent"].(float64)), Saved: int64(e["saved"].(float64)),
+					EstimatorTokens: int64(e["estimator_tokens"].(float64)), Net: int64(e["net"].(float64))})
 			}
 		}
 	}
-	if diff := cmp.Diff([]rollout.GuardStop{{AfterTurn: 3, Reason: "impossible", Spent: 510, Saved: 4490}}, stops); diff != "" {
+	want := rollout.GuardStop{AfterTurn: 3, Reason: "impossible", Spent: 510, Saved: 4490, EstimatorTokens: 2160, Net: 2330}
+	if diff := cmp.Diff([]rollout.GuardStop{want}, stops); diff != "" {
 		t.Errorf("stop events (-want +got):\n%s", diff)
 	}
 }

@@ -89,6 +89,7 @@ func (g *Guard) estimate(s *Session, k int, prompt []dataset.Message, spent int6
 	g.metrics.estimatorLatency.Observe(time.Since(start).Seconds())
 	events := []any{e}
 	s.mu.Lock()
+	s.estimatorTokens += e.EstimatorInput + e.EstimatorOutput
 	switch {
 	case s.stop != nil:
 	case g.cfg.Policy == Stop && e.Verdict == "impossible":

@@ -134,8 +134,9 @@ func warnNote(afterTurn int, verdict string, interval *[2]int64, spent, budget i
 // refuses nothing.
 func (g *Guard) decideStop(s *Session, k int, reason string, spent int64) *rollout.GuardStop {
 	g.metrics.stopDecisions.WithLabelValues(reason).Inc()
+	saved := max(0, g.budget-spent)
 	return &rollout.GuardStop{Event: "stop", Session: s.ID, Time: g.stamp(), AfterTurn: k, Reason: reason, Spent: spent,
-		Saved: max(0, g.budget-spent)}
+		Saved: saved, EstimatorTokens: s.estimatorTokens, Net: saved - s.estimatorTokens}
 }
 
 // refused counts s's stop the first time it refuses a request.

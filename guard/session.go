@@ -32,6 +32,9 @@ type Session struct {
 	stop  *rollout.GuardStop
 	// stopActed: the stop has refused a request, and is counted.
 	stopActed bool
+	// estimatorTokens is what the session's estimates cost (input +
+	// output).
+	estimatorTokens int64
 	note      string
 	logged    bool // the session event was made
 	// written: the session's ledger file exists; until then its events

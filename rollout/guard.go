@@ -135,7 +135,12 @@ type GuardStop struct {
 	Spent     int64  `json:"spent"`
 	// Saved is the guard's live estimate of the tokens the stop saves:
 	// max(0, budget − spent), the budget the session had left.
-	Saved int64 `json:"saved,omitempty"`
+	// EstimatorTokens is what the session's estimates cost until then
+	// (input + output), and Net = Saved − EstimatorTokens, the session's
+	// net saving once the stop refuses a request.
+	Saved           int64 `json:"saved,omitempty"`
+	EstimatorTokens int64 `json:"estimator_tokens,omitempty"`
+	Net             int64 `json:"net"`
 }
 
 // GuardRun is what the guard saw of a trajectory, carried as
