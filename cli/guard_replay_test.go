@@ -204,18 +204,27 @@ func promptKey(msgs []dataset.Message) string {
 }
 
 // replayEstimator answers each probe from answers, by its exact text,
-// reporting 1000 prompt tokens (600 cached) and 20 completion tokens; a
-// probe not in answers is a 400 and is kept in missed.
+// reporting its usage as estimatorUsage says; a probe not in answers is a
+// 400 and is kept in missed.
 type replayEstimator struct {
 	URL     string
 	answers map[string]string
+	counter probes.Counter
 	mu      sync.Mutex
 	missed  []string
 }
 
-func startReplayEstimator(t *testing.T, answers map[string]string) *replayEstimator {
+// estimatorUsage is what the replay's estimator reports for a probe and
+// its answer: the Qwen counts of the probe's text and of the answer, half
+// the prompt served from its cache.
+func estimatorUsage(c probes.Counter, key, answer string) (in, out, cached int64) {
+	in = int64(c.Count(key))
+	return in, int64(c.Count(answer)), in / 2
+}
+
+func startReplayEstimator(t *testing.T, answers map[string]string, c probes.Counter) *replayEstimator {
 	t.Helper()
-	e := &replayEstimator{answers: answers}
+	e := &replayEstimator{answers: answers, counter: c}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Messages []dataset.Message `json:"messages"`
@@ -232,8 +241,9 @@ func startReplayEstimator(t *testing.T, answers map[string]string) *replayEstima
 			io.WriteString(w, `{"error":{"message":"not a probe of the answer set"}}`)
 			return
 		}
+		in, out, cached := estimatorUsage(e.counter, key, a)
 		fmt.Fprintf(w, `{"id":"e","model":"est","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],`+
-			`"usage":{"prompt_tokens":1000,"completion_tokens":20,"prompt_tokens_details":{"cached_tokens":600}}}`, a)
+			`"usage":{"prompt_tokens":%d,"completion_tokens":%d,"prompt_tokens_details":{"cached_tokens":%d}}}`, a, in, out, cached)
 	}))
 	t.Cleanup(srv.Close)
 	e.URL = srv.URL
@@ -352,8 +362,14 @@ type offlineRun struct {
 	turns int
 	// answers[k] answers the probe after turn k, k = 1 … T: the probes'
 	// rows, and the probe after the last turn, which only a live guard
-	// asks.
-	answers map[int]string
+	// asks; cost[k] and cached[k] are what the estimator reports for it
+	// (input + output, cached input).
+	answers      map[int]string
+	cost, cached map[int]int64
+	// remaining[k] is the probes' remaining_tokens after turn k (k < T),
+	// the run's actual rest; failed: the run's probes are impossible.
+	remaining map[int]int64
+	failed    bool
 	// spent[k] is sys + Σ in + out of turns 1 … k as known after turn k
 	// (Accounting.Seen): the guard's spent tokens then.
 	spent []int64
@@ -386,7 +402,7 @@ func offlinePlan(t *testing.T, in, tok string, rows []dataset.RLRow) (map[string
 	}
 	plan, answers := map[string]*offlineRun{}, map[string]string{}
 	for _, r := range rs {
-		o := &offlineRun{turns: r.Turns(), answers: map[int]string{}, spent: make([]int64, r.Turns()+1)}
+		o := &offlineRun{turns: r.Turns(), answers: map[int]string{}, cost: map[int]int64{}, cached: map[int]int64{}, remaining: map[int]int64{}, spent: make([]int64, r.Turns()+1)}
 		for k := 1; k <= o.turns; k++ {
 			o.spent[k] = r.SeenTotal(k)
 		}
@@ -397,19 +413,35 @@ func offlinePlan(t *testing.T, in, tok string, rows []dataset.RLRow) (map[string
 		}
 		key := promptKey(last)
 		answers[key] = replayAnswer(key, true)
-		o.answers[o.turns] = answers[key]
+		o.set(counter, o.turns, key, answers[key])
 		plan[r.Traj.ID] = o
 	}
 	for _, row := range rows {
 		x := row.ExtraInfo
 		key := promptKey(row.Prompt)
 		answers[key] = replayAnswer(key, false)
-		plan[x.TrajectoryID].answers[int(x.ProbeAfterTurn)] = answers[key]
+		o := plan[x.TrajectoryID]
+		o.set(counter, int(x.ProbeAfterTurn), key, answers[key])
+		o.remaining[int(x.ProbeAfterTurn)], o.failed = x.RemainingTokens, o.failed || !x.IsPossible
 	}
 	for _, o := range plan {
 		o.decide()
 	}
 	return plan, answers
+}
+
+// set records the answer to the probe after turn k and its cost.
+func (o *offlineRun) set(c probes.Counter, k int, key, answer string) {
+	in, out, cached := estimatorUsage(c, key, answer)
+	o.answers[k], o.cost[k], o.cached[k] = answer, in+out, cached
+}
+
+// spentOnEstimates is what the estimates of turns 1 … k cost.
+func (o *offlineRun) spentOnEstimates(k int) (cost, cached int64) {
+	for j := 1; j <= k; j++ {
+		cost, cached = cost+o.cost[j], cached+o.cached[j]
+	}
+	return cost, cached
 }
 
 // decide applies the policy: the budget cap first (it is checked as the
@@ -453,7 +485,11 @@ func TestGuardReplaysOfflineEarlyStop(t *testing.T) {
 	plan, answers := offlinePlan(t, in, tok, rows)
 	checkEvalEarlyStop(t, dir, set, rows, plan)
 
-	est := startReplayEstimator(t, answers)
+	counter, err := tokenizer.Load(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est := startReplayEstimator(t, answers, counter)
 	ledger := filepath.Join(dir, "ledger")
 	url, stop := startGuard(t, "--upstream", replayUpstream(t, runs), "--estimator", est.URL, "--estimator-model", "est",
 		"--policy", "stop", "--stop-as", "message", "--wait", "--budget", budget, "--tokenizer", tok, "--ledger", ledger)
@@ -485,7 +521,21 @@ func TestGuardReplaysOfflineEarlyStop(t *testing.T) {
 		acted += b2i(o.stop > 0)
 		late += b2i(o.decided > 0 && o.stop == 0)
 	}
+	var saved, rest, failedRest, cost int64
+	for _, o := range plan {
+		c, _ := o.spentOnEstimates(o.estimates)
+		cost += c
+		if o.stop > 0 {
+			saved += max(0, replayBudget-o.spent[o.stop])
+			rest += o.remaining[o.stop]
+			if o.failed {
+				failedRest += o.remaining[o.stop]
+			}
+		}
+	}
 	t.Logf("%d of %d runs decided as offline (%d stops that refused a request, %d decided after the last turn)", matched, len(runs), acted, late)
+	t.Logf("the estimator spent %d tokens; the stops saved %d by the guard's live estimate (net %d), %d of the runs' actual rest (net %d), "+
+		"%d of failed runs' (the paper's gross figure; net %d)", cost, saved, saved-cost, rest, rest-cost, failedRest, failedRest-cost)
 }
 
 // replayLedger is one session of the replay's ledger.
@@ -579,7 +629,8 @@ func checkReplayRun(t *testing.T, r replayRun, o *offlineRun, l *replayLedger, r
 	var wantStops []rollout.GuardStop
 	if o.decided > 0 {
 		spent := o.spent[o.decided]
-		saved, cost := max(0, replayBudget-spent), int64(1020*o.estimates)
+		saved, cost := max(0, replayBudget-spent), int64(0)
+		cost, _ = o.spentOnEstimates(o.estimates)
 		wantStops = append(wantStops, rollout.GuardStop{AfterTurn: o.decided, Reason: o.reason, Spent: spent, Saved: saved,
 			EstimatorTokens: cost, Net: saved - cost})
 	}
@@ -654,9 +705,11 @@ func checkEvalEarlyStop(t *testing.T, dir, set string, rows []dataset.RLRow, pla
 // (the last turn's estimates run after its answer) and checks them.
 func checkReplayMetrics(t *testing.T, url string, plan map[string]*offlineRun) {
 	t.Helper()
-	var acted, decisions, estimates, saved int64
+	var acted, decisions, estimates, saved, cost, cached int64
 	for _, o := range plan {
 		estimates += int64(o.estimates)
+		c, cc := o.spentOnEstimates(o.estimates)
+		cost, cached = cost+c, cached+cc
 		if o.decided > 0 {
 			decisions++
 		}
@@ -667,7 +720,7 @@ func checkReplayMetrics(t *testing.T, url string, plan map[string]*offlineRun) {
 	}
 	want := map[string]int64{"bagen_guard_stops_total": acted, "bagen_guard_stop_decisions_total": decisions,
 		"bagen_guard_estimates_total": estimates, "bagen_guard_unestimated_total": 0, "bagen_guard_saved_tokens_total": saved,
-		`bagen_guard_estimator_tokens_total{kind="cached"}`: 600 * estimates, "bagen_guard_net_saved_tokens": saved - 1020*estimates}
+		`bagen_guard_estimator_tokens_total{kind="cached"}`: cached, "bagen_guard_net_saved_tokens": saved - cost}
 	var got map[string]int64
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if got = metricSums(t, url, want); cmp.Equal(want, got) {
