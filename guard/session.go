@@ -35,8 +35,8 @@ type Session struct {
 	// estimatorTokens is what the session's estimates cost (input +
 	// output).
 	estimatorTokens int64
-	note      string
-	logged    bool // the session event was made
+	note            string
+	logged          bool // the session event was made
 	// written: the session's ledger file exists; until then its events
 	// wait in held.
 	written bool
