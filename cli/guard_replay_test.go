@@ -504,6 +504,14 @@ func TestGuardReplaysOfflineEarlyStop(t *testing.T) {
 	if len(est.missed) > 0 {
 		t.Errorf("%d live probes are not offline probes; the first:\n%q", len(est.missed), est.missed[0])
 	}
+	ledgerProbes := 0
+	for _, o := range plan {
+		ledgerProbes += o.turns - 1
+		if o.stop > 0 {
+			ledgerProbes += o.stop - o.turns
+		}
+	}
+	checkLedgerProbes(t, dir, ledger, tok, answers, ledgerProbes)
 	got := readReplayLedger(t, ledger)
 	matched := 0
 	for _, r := range runs {
@@ -764,4 +772,30 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// checkLedgerProbes makes probes of the guard's ledger, as a user turning
+// the guarded runs into data would: one per turn the guard let through but
+// the last, each a probe of the offline set
+// (the ledger's turns are the runs' turns up to their stops, and a probe
+// shows the usage as known after its turn).
+func checkLedgerProbes(t *testing.T, dir, ledger, tok string, answers map[string]string, want int) {
+	t.Helper()
+	set := filepath.Join(dir, "ledger.parquet")
+	if _, stderr, err := runReward(t.Context(), "probes", "-q", "--task", "swebench", "--input", ledger, "--out", set,
+		"--tokenizer", tok, "--budget", strconv.Itoa(replayBudget), "--max-samples", "0"); err != nil {
+		t.Fatalf("probes --input %s: %v\n%s", ledger, err, stderr)
+	}
+	rows, err := dataset.ReadRL(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rows {
+		if _, ok := answers[promptKey(row.Prompt)]; !ok {
+			t.Errorf("probes of the ledger: %s is not an offline probe", row.ExtraInfo.CustomID)
+		}
+	}
+	if len(rows) != want {
+		t.Errorf("%d probes of the ledger, want %d (turns through the guard less one, per run)", len(rows), want)
+	}
 }
