@@ -22,7 +22,8 @@ var Guard = &ucli.Command{
 	Name:  "guard",
 	Usage: "proxy an agent's model calls, estimate its remaining budget live, and log, warn or stop it",
 	UsageText: "bagen-data guard --upstream URL [--estimator URL --estimator-model NAME] [--listen 127.0.0.1:8787]\n" +
-		"   [--budget TOKENS] [--task swebench] [--every N] [--policy log|warn|stop] [--stop-as auto|message|context-limit]\n" +
+		"   [--budget TOKENS] [--task swebench] [--every N] [--estimate-from K] [--tokenizer SPEC]\n" +
+		"   [--policy log|warn|stop] [--stop-as auto|message|context-limit]\n" +
 		"   [--wait] [--ledger DIR]",
 	Description: `Serves OpenAI Chat Completions (POST /v1/chat/completions), OpenAI Responses
 (POST /v1/responses) and Anthropic Messages (POST /v1/messages) and forwards
@@ -33,7 +34,12 @@ forwarded untouched. Point the agent's base URL at --listen.
 After each turn (every --every turns) the guard renders the budget probe of
 --task for the run so far, as "bagen-data probes" renders it, with --budget
 as the budget, and asks --estimator (an OpenAI-compatible server; its key
-from BAGEN_ESTIMATOR_API_KEY). A failed estimate never blocks the agent.
+from BAGEN_ESTIMATOR_API_KEY). Usage is accounted as probes accounts it,
+--tokenizer counting what the upstream does not report (a call without
+usage, hidden reasoning), so that the live probe is the offline one. A
+turn left without an estimate is an "unestimated" estimate event with its
+reason (ledger, log, bagen_guard_unestimated_total); a failed estimate
+never blocks the agent.
 --policy log records only; warn adds the estimate and the budget left to
 the next request; stop ends the run at the first "impossible" estimate or
 once its tokens pass --budget, answering with a final assistant message
@@ -54,6 +60,8 @@ to the network.`,
 		&ucli.Int64Flag{Name: "budget", Usage: "session token budget (default: the task's; swebench has none)"},
 		&ucli.StringFlag{Name: "task", Value: "swebench", Usage: "probe preset `NAME`: sokoban, searchr1, swebench or warehouse"},
 		&ucli.IntFlag{Name: "every", Value: 1, Usage: "estimate after every `N`th turn"},
+		&ucli.IntFlag{Name: "estimate-from", Value: 1, Usage: "first estimate after turn `K` (then every --every turns)"},
+		tokenizerFlag,
 		&ucli.StringFlag{Name: "policy", Value: "log", Usage: "log, warn or stop"},
 		&ucli.StringFlag{Name: "stop-as", Value: "auto", Usage: "how a stop reaches the agent: auto, message or context-limit"},
 		&ucli.BoolFlag{Name: "wait", Usage: "hold a run's next request until the previous turn's estimate is in"},
@@ -86,6 +94,9 @@ func runGuard(c *ucli.Context) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "bagen-data guard: listening on http://%s, upstream %s, policy %s\n", l.Addr(), cfg.Upstream, cfg.Policy)
+	if cfg.Counter == nil && cfg.Estimator != nil {
+		fmt.Fprintf(c.App.ErrWriter, "bagen-data guard: no tokenizer (make tokenizer, or --tokenizer): a turn whose usage needs a count the upstream did not give goes unestimated\n")
+	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return g.Serve(ctx, l, c.Duration("drain-timeout"))
@@ -93,7 +104,7 @@ func runGuard(c *ucli.Context) error {
 
 func guardConfig(c *ucli.Context) (guard.Config, error) {
 	var errs []error
-	cfg := guard.Config{Upstream: c.String("upstream"), Budget: c.Int64("budget"), Every: c.Int("every"),
+	cfg := guard.Config{Upstream: c.String("upstream"), Budget: c.Int64("budget"), Every: c.Int("every"), EstimateFrom: c.Int("estimate-from"),
 		Wait: c.Bool("wait"), EstimateTimeout: c.Duration("estimate-timeout"), Ledger: c.String("ledger"),
 		MaxBody: c.Int64("max-body"), RedactHeaders: c.StringSlice("redact-header")}
 	var err error
@@ -108,6 +119,14 @@ func guardConfig(c *ucli.Context) (guard.Config, error) {
 	}
 	if c.Int("every") < 1 {
 		errs = append(errs, fmt.Errorf("every: want ≥ 1, got %d", c.Int("every")))
+	}
+	if c.Int("estimate-from") < 1 {
+		errs = append(errs, fmt.Errorf("estimate-from: want ≥ 1, got %d", c.Int("estimate-from")))
+	}
+	if t, _, err := openCounter(c); err != nil {
+		errs = append(errs, err)
+	} else if t != nil {
+		cfg.Counter = t
 	}
 	if c.Int64("max-body") < 1 {
 		errs = append(errs, fmt.Errorf("max-body: want ≥ 1, got %d", c.Int64("max-body")))

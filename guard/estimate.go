@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -74,31 +75,63 @@ func (g *Guard) estimate(s *Session, k int, prompt []dataset.Message, spent int6
 	p, err := g.est.Estimate(ctx, s.ID+dataset.ProbeSuffix+strconv.Itoa(k), prompt)
 	e := rollout.GuardEstimate{Event: "estimate", Session: s.ID, Time: g.stamp(), AfterTurn: k, LatencyMS: ms(time.Since(start))}
 	if err != nil {
-		e.Verdict, e.Error = "unestimated", err.Error()
 		g.metrics.estimatorFailures.Inc()
-		g.logf("session %s: no estimate after turn %d (traffic flows): %v", s.ID, k, err)
+		e = g.unestimated(s, k, "estimator", err)
+		e.LatencyMS = ms(time.Since(start))
 	} else {
 		e.Response = p.Response
 		e.Verdict, e.Interval = verdict(p.Response)
 		if p.Usage != nil {
-			e.EstimatorInput, e.EstimatorOutput = p.Usage.PromptTokens, p.Usage.CompletionTokens
+			e.EstimatorInput, e.EstimatorOutput, e.EstimatorCached = p.Usage.PromptTokens, p.Usage.CompletionTokens, p.Usage.CachedTokens
 		}
+		g.metrics.estimate(e)
 	}
-	g.metrics.estimate(e, time.Since(start))
+	g.metrics.estimatorLatency.Observe(time.Since(start).Seconds())
 	events := []any{e}
 	s.mu.Lock()
+	s.estimatorTokens += e.EstimatorInput + e.EstimatorOutput
 	switch {
 	case s.stop != nil:
 	case g.cfg.Policy == Stop && e.Verdict == "impossible":
-		s.stop = &rollout.GuardStop{Event: "stop", Session: s.ID, Time: g.stamp(), AfterTurn: k, Reason: "impossible", Spent: spent}
+		s.stop = g.decideStop(s, k, "impossible", spent)
 		events = append(events, *s.stop)
-		g.metrics.stopped(s.stop)
-		g.logf("session %s: stopped after turn %d: the estimate is impossible (%d tokens spent)", s.ID, k, spent)
+		g.logf("session %s: stop decided after turn %d: the estimate is impossible (%d tokens spent)", s.ID, k, spent)
 	case g.cfg.Policy == Warn:
 		s.note = warnNote(k, e.Verdict, e.Interval, spent, g.budget)
 	}
 	s.mu.Unlock()
 	g.record(s, events...)
+}
+
+// due reports whether an estimate is asked after turn k of s: with an
+// estimator and a budget, before any stop, on turns k ≥ EstimateFrom that
+// are multiples of Every. Called with s.mu held.
+func (g *Guard) due(s *Session, k int) bool {
+	return g.est != nil && g.budget > 0 && s.stop == nil && k >= g.cfg.EstimateFrom && k%g.cfg.Every == 0
+}
+
+// unestimated is the estimate event of a turn that was due an estimate and
+// has none, why in reason (a label: estimator, no_tokenizer, bad_usage or
+// accounting) and err; it is counted and logged. Nothing is skipped
+// silently.
+func (g *Guard) unestimated(s *Session, k int, reason string, err error) rollout.GuardEstimate {
+	e := rollout.GuardEstimate{Event: "estimate", Session: s.ID, Time: g.stamp(), AfterTurn: k,
+		Verdict: "unestimated", Reason: reason, Error: err.Error()}
+	g.metrics.estimate(e)
+	g.metrics.unestimated.WithLabelValues(reason).Inc()
+	g.logf("session %s: no estimate after turn %d (%s; traffic flows): %v", s.ID, k, reason, err)
+	return e
+}
+
+// accountingReason is the reason label of an accounting failure.
+func accountingReason(err error) string {
+	switch {
+	case errors.Is(err, probes.ErrNoTokenizer):
+		return "no_tokenizer"
+	case errors.Is(err, probes.ErrTokenOverflow):
+		return "bad_usage"
+	}
+	return "accounting"
 }
 
 // awaitEstimate waits for the estimate of s's last turn, at most the

@@ -58,9 +58,19 @@ type Config struct {
 	// a task without one (swebench) then has no budget: no probes, no cap.
 	Budget int64
 	// Every asks for an estimate after every Every-th turn; 0 means 1.
-	Every  int
-	Policy Policy
-	StopAs StopAs
+	Every int
+	// EstimateFrom is the first turn after which an estimate is asked
+	// (turns k ≥ EstimateFrom with k a multiple of Every); 0 means 1.
+	EstimateFrom int
+	// Counter counts what the upstream did not report (a call without
+	// usage, the visible part of an output with hidden reasoning), as
+	// `bagen-data probes --tokenizer` does, so that a live probe is the
+	// offline probe. It must be safe for concurrent use (sessions are
+	// accounted in parallel). nil means none: a turn whose accounting
+	// needs a count is then unestimated, and says so.
+	Counter probes.Counter
+	Policy  Policy
+	StopAs  StopAs
 	// Wait holds a session's next request until the estimate of its
 	// previous turn is in, at most EstimateTimeout.
 	Wait bool
@@ -111,6 +121,9 @@ func (c Config) Validate() error {
 	}
 	if c.Every < 0 {
 		errs = append(errs, fmt.Errorf("every: want ≥ 0, got %d", c.Every))
+	}
+	if c.EstimateFrom < 0 {
+		errs = append(errs, fmt.Errorf("estimate from: want ≥ 0, got %d", c.EstimateFrom))
 	}
 	if c.MaxBody < 0 || c.MaxInFlight < 0 {
 		errs = append(errs, errors.New("max body: want ≥ 0"))
@@ -169,6 +182,9 @@ func New(cfg Config) (*Guard, error) {
 	}
 	if g.cfg.Every == 0 {
 		g.cfg.Every = 1
+	}
+	if g.cfg.EstimateFrom == 0 {
+		g.cfg.EstimateFrom = 1
 	}
 	if g.cfg.Now == nil {
 		g.cfg.Now = time.Now
@@ -294,6 +310,7 @@ func (g *Guard) serveModel(w http.ResponseWriter, r *http.Request, codec Codec) 
 	d := g.decide(c.s)
 	w.Header().Set("X-Bagen-Guard", d.header)
 	if d.stop != nil {
+		g.refused(c.s)
 		g.answerStop(w, r, c, d.stop)
 		return
 	}
@@ -549,7 +566,7 @@ func (g *Guard) turn(c *call, reply *Reply, ev *rollout.GuardCall) turnResult {
 	if c.req.Chainable {
 		s.keepChain(append(slices.Clone(history), reply.Items...), g.cfg.MaxChainBytes)
 	}
-	replay, aerr := account(traj)
+	replay, aerr := account(traj, g.cfg.Counter, g.task.System)
 	s.spent = spentOf(replay, aerr, reply.Usage, s.spent)
 	r.spent = s.spent
 	if r.k == 1 {
@@ -560,16 +577,21 @@ func (g *Guard) turn(c *call, reply *Reply, ev *rollout.GuardCall) turnResult {
 	}
 	r.events = []any{*ev}
 	if g.cfg.Policy == Stop && g.budget > 0 && r.spent > g.budget && s.stop == nil {
-		s.stop = &rollout.GuardStop{Event: "stop", Session: s.ID, Time: g.stamp(), AfterTurn: r.k, Reason: "budget", Spent: r.spent}
+		s.stop = g.decideStop(s, r.k, "budget", r.spent)
 		r.events = append(r.events, *s.stop)
-		g.metrics.stopped(s.stop)
-		g.logf("session %s: stopped after turn %d: %d tokens spent, past the budget of %d", s.ID, r.k, r.spent, g.budget)
+		g.logf("session %s: stop decided after turn %d: %d tokens spent, past the budget of %d", s.ID, r.k, r.spent, g.budget)
 	}
-	if g.est != nil && g.budget > 0 && s.stop == nil && r.k%g.cfg.Every == 0 && aerr == nil {
-		r.done = make(chan struct{})
-		s.pending = r.done
-		r.prompt = probePrompt(g.task, replay, g.budget)
+	if !g.due(s, r.k) {
+		return r
 	}
+	if aerr != nil {
+		e := g.unestimated(s, r.k, accountingReason(aerr), fmt.Errorf("accounting the usage: %w", aerr))
+		r.events = append(r.events, e)
+		return r
+	}
+	r.done = make(chan struct{})
+	s.pending = r.done
+	r.prompt = probePrompt(g.task, replay, g.budget)
 	return r
 }
 

@@ -2,7 +2,7 @@ package guard
 
 import (
 	"strconv"
-	"time"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -21,9 +21,14 @@ type metrics struct {
 	estimatorLatency  prometheus.Histogram
 	estimatorFailures prometheus.Counter
 	estimatorTokens   *prometheus.CounterVec
+	unestimated       *prometheus.CounterVec
+	stopDecisions     *prometheus.CounterVec
 	stops             *prometheus.CounterVec
 	stoppedSpent      prometheus.Counter
+	saved             prometheus.Counter
 	ledgerErrors      prometheus.Counter
+	// savedN and estimatorN feed the net gauge (see netTokens).
+	savedN, estimatorN atomic.Int64
 }
 
 func newMetrics(live func() float64) *metrics {
@@ -42,18 +47,27 @@ func newMetrics(live func() float64) *metrics {
 		estimatorFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "bagen_guard_estimator_failures_total",
 			Help: "Estimates that failed after their retries (the turn is unestimated)."}),
 		estimatorTokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bagen_guard_estimator_tokens_total",
-			Help: "Tokens the estimator itself spent, by kind (input, output)."}, []string{"kind"}),
+			Help: "Tokens the estimator itself spent, by kind (input, output, cached: the part of input served from its prompt cache)."}, []string{"kind"}),
+		unestimated: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bagen_guard_unestimated_total",
+			Help: "Turns due an estimate that have none, by reason (estimator, no_tokenizer, bad_usage, accounting)."}, []string{"reason"}),
+		stopDecisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bagen_guard_stop_decisions_total",
+			Help: "Stops decided, by reason, whether or not a request came to refuse."}, []string{"reason"}),
 		stops: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bagen_guard_stops_total",
-			Help: "Sessions stopped, by reason (impossible, budget)."}, []string{"reason"}),
+			Help: "Sessions stopped (a decided stop that refused a request), by reason (impossible, budget)."}, []string{"reason"}),
 		stoppedSpent: prometheus.NewCounter(prometheus.CounterOpts{Name: "bagen_guard_stopped_spent_tokens_total",
 			Help: "Tokens the stopped sessions had spent when stopped."}),
+		saved: prometheus.NewCounter(prometheus.CounterOpts{Name: "bagen_guard_saved_tokens_total",
+			Help: "Tokens the stops saved, estimated as the budget each stopped session had left."}),
 		ledgerErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "bagen_guard_ledger_errors_total",
 			Help: "Ledger writes that failed (the call itself went through)."}),
 	}
 	live_ := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "bagen_guard_sessions",
 		Help: "Sessions held in memory."}, live)
+	net := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "bagen_guard_net_saved_tokens",
+		Help: "Tokens saved by the stops less every token the estimator spent (netTokens); negative: the guard cost more than it saved."},
+		func() float64 { return float64(m.netTokens()) })
 	m.reg.MustRegister(m.sessions, m.calls, m.tokens, m.estimates, m.estimatorLatency, m.estimatorFailures,
-		m.estimatorTokens, m.stops, m.stoppedSpent, m.ledgerErrors, live_)
+		m.estimatorTokens, m.unestimated, m.stopDecisions, m.stops, m.stoppedSpent, m.saved, m.ledgerErrors, live_, net)
 	return m
 }
 
@@ -73,14 +87,32 @@ func (m *metrics) call(format string, code int, u *rollout.GuardUsage) {
 	}
 }
 
-func (m *metrics) estimate(e rollout.GuardEstimate, d time.Duration) {
+func (m *metrics) estimate(e rollout.GuardEstimate) {
 	m.estimates.WithLabelValues(e.Verdict).Inc()
-	m.estimatorLatency.Observe(d.Seconds())
 	m.estimatorTokens.WithLabelValues("input").Add(float64(e.EstimatorInput))
 	m.estimatorTokens.WithLabelValues("output").Add(float64(e.EstimatorOutput))
+	m.estimatorTokens.WithLabelValues("cached").Add(float64(e.EstimatorCached))
+	m.estimatorN.Add(e.EstimatorInput + e.EstimatorOutput)
 }
 
+// stopped counts a stop that refused a request.
 func (m *metrics) stopped(s *rollout.GuardStop) {
 	m.stops.WithLabelValues(s.Reason).Inc()
 	m.stoppedSpent.Add(float64(s.Spent))
+	m.saved.Add(float64(s.Saved))
+	m.savedN.Add(s.Saved)
 }
+
+// netTokens is what the guard saved net of what it cost, in tokens:
+//
+//	net = Σ_{stops that refused a request} saved − Σ_{estimates} (estimator input + output)
+//
+// with saved = max(0, budget − spent) of each stop (GuardStop.Saved): the
+// tokens the stopped session could still have spent under its budget,
+// the offline early stop's saving for a failed run that would have run to
+// its budget (the offline figure, the run's actual remaining tokens, is
+// known only after the run: eval on the replay). Every estimator token
+// counts, successful sessions' and cached prompt tokens included (cached
+// tokens are cheaper, not free: prices are eval's). A negative net is a
+// guard that cost more than it saved.
+func (m *metrics) netTokens() int64 { return m.savedN.Load() - m.estimatorN.Load() }

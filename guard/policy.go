@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"bagen-data/rollout"
 )
 
 // Policy is what the guard does with its estimates.
@@ -123,4 +125,28 @@ func warnNote(afterTurn int, verdict string, interval *[2]int64, spent, budget i
 		return fmt.Sprintf("[budget alert] After turn %d you have used %d of your %d-token budget (%d left). Estimated tokens still needed: %d to %d.", afterTurn, spent, budget, left, interval[0], interval[1])
 	}
 	return ""
+}
+
+// decideStop is the decision to stop s after turn k, made with s.mu held.
+// It is recorded in the ledger at once, but counted as a stop
+// (bagen_guard_stops_total, metadata.guard.stopped_after_turn) only once
+// it refuses a request (refused): a stop decided after a run's last turn
+// refuses nothing.
+func (g *Guard) decideStop(s *Session, k int, reason string, spent int64) *rollout.GuardStop {
+	g.metrics.stopDecisions.WithLabelValues(reason).Inc()
+	saved := max(0, g.budget-spent)
+	return &rollout.GuardStop{Event: "stop", Session: s.ID, Time: g.stamp(), AfterTurn: k, Reason: reason, Spent: spent,
+		Saved: saved, EstimatorTokens: s.estimatorTokens, Net: saved - s.estimatorTokens}
+}
+
+// refused counts s's stop the first time it refuses a request.
+func (g *Guard) refused(s *Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop == nil || s.stopActed {
+		return
+	}
+	s.stopActed = true
+	g.metrics.stopped(s.stop)
+	g.logf("session %s: stopped after turn %d (%s): its next request is refused", s.ID, s.stop.AfterTurn, s.stop.Reason)
 }

@@ -24,14 +24,19 @@ type Session struct {
 	// or "new".
 	Key string
 
-	mu     sync.Mutex
-	calls  int
-	turns  int
-	usage  []*rollout.GuardUsage // per turn
-	spent  int64
-	stop   *rollout.GuardStop
-	note   string
-	logged bool // the session event was made
+	mu    sync.Mutex
+	calls int
+	turns int
+	usage []*rollout.GuardUsage // per turn
+	spent int64
+	stop  *rollout.GuardStop
+	// stopActed: the stop has refused a request, and is counted.
+	stopActed bool
+	// estimatorTokens is what the session's estimates cost (input +
+	// output).
+	estimatorTokens int64
+	note            string
+	logged          bool // the session event was made
 	// written: the session's ledger file exists; until then its events
 	// wait in held.
 	written bool

@@ -24,10 +24,12 @@ func transcript(id string, history, reply []rollout.GuardItem, usage []*rollout.
 }
 
 // account is the trajectory's per-turn usage, by the one accounting step
-// every reader uses (history-inclusive inputs become per-turn deltas).
-// The system prompt is inside the first input, so none is passed.
-func account(t rollout.Trajectory) (probes.Replay, error) {
-	return probes.NewReplay(t, nil, "")
+// every reader uses (history-inclusive inputs become per-turn deltas),
+// with c counting what the upstream did not report and system the task's
+// system prompt (counted only when no call reports its input), exactly as
+// `bagen-data probes --tokenizer` accounts the session's ledger.
+func account(t rollout.Trajectory, c probes.Counter, system string) (probes.Replay, error) {
+	return probes.NewReplay(t, c, system)
 }
 
 // spentOf is the tokens a session has spent: the accounting's total

@@ -1,6 +1,9 @@
 package probes
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // MaxTokens bounds every token count and sum of one trajectory, system
 // prompt and trailing message included: 2^53, the largest integer a
@@ -35,6 +38,35 @@ type Accounting struct {
 	// Basis says where each turn's input comes from (replay accounting,
 	// NewReplay); nil from Account, whose inputs are always the messages'.
 	Basis []Basis
+	// Provisional are the inputs of the turns of a gap as they are known
+	// before the request that closes it (bridgeGaps): their fallback
+	// counts. Seen shows them to a probe placed inside the gap.
+	Provisional []Provisional
+}
+
+// Provisional is the input of turn Turn (0-based) before turn Until's
+// request closed its gap: In, the fallback count.
+type Provisional struct {
+	Turn, Until int
+	In          int64
+}
+
+// Seen is the per-turn usage of the first k turns as known after turn k,
+// what a live guard sees then and a probe after turn k shows: Turns[:k],
+// with the inputs of a gap the first k requests do not close yet at their
+// fallback counts. It shares Turns' array when no gap is open.
+func (a Accounting) Seen(k int) []TurnTokens {
+	seen := a.Turns[:k:k]
+	cloned := false
+	for _, p := range a.Provisional {
+		if p.Turn < k && p.Until >= k {
+			if !cloned {
+				seen, cloned = slices.Clone(seen), true
+			}
+			seen[p.Turn].In = p.In
+		}
+	}
+	return seen
 }
 
 // Pair splits messages into turns greedily: a user message followed by an
@@ -362,8 +394,20 @@ func voteVisible(t Trajectory, api APITokens, i int, out int64, c Counter) int64
 // where the log gives one (BasisLog); the previous visible output is
 // estimated only where the numbers prove unrecorded hidden reasoning
 // (BasisEstimated); a turn without usage, the turn after it and a turn
-// whose request shrank fall back to message counts on their own.
+// whose request shrank fall back to message counts on their own, and a
+// gap of turns without usage between two recorded requests then shares
+// the known growth of the request (bridgeGaps).
 func nativeInputs(t Trajectory, c Counter, a *Accounting, src InputSource) error {
+	if err := nativeTurnInputs(t, c, a, src); err != nil {
+		return err
+	}
+	if src == InputAPIDeltas {
+		return bridgeGaps(t, c, a)
+	}
+	return nil
+}
+
+func nativeTurnInputs(t Trajectory, c Counter, a *Accounting, src InputSource) error {
 	for k, p := range a.Pairs {
 		api := apiAt(t, k)
 		in, basis := api.Input, BasisLog
@@ -385,6 +429,97 @@ func nativeInputs(t Trajectory, c Counter, a *Accounting, src InputSource) error
 		a.Turns[k].In, a.Basis[k] = in, basis
 	}
 	return nil
+}
+
+// bridgeGaps makes the fallbacks of a gap add up to what the log knows.
+// With history-inclusive inputs, a request q that follows turns without
+// usage (or a turn without its output) still fixes their sum: the turns
+// p < j ≤ q after the last recorded request p added
+//
+//	input_q − input_p − vis_p = Σ_{p<j<q} (in_j + vis_j) + in_q
+//
+// (p = −1 before the first turn: input_p = vis_p = 0). The outputs of the
+// turns in between stay as counted; what is left is split between the
+// inputs in_{p+1} … in_q in the ratio of their message counts (the
+// fallback), the last taking the rounding. The total then is the log's
+// own: the last request plus its output, plus the reasoning the log says
+// was not sent back. A gap whose counts leave less than nothing (a cut
+// history) keeps the message counts.
+//
+// A probe inside a gap sees the fallback counts (Provisional); inside a
+// leading gap, where no request before it records its input, the prefix
+// is accounted from the messages (InputMessages): the first turn's input
+// is its user message alone, the system prompt counted apart.
+func bridgeGaps(t Trajectory, c Counter, a *Accounting) error {
+	p := -1
+	for q := range a.Pairs {
+		api := apiAt(t, q)
+		if api.Input == Unrecorded {
+			continue
+		}
+		if q > p+1 || a.Basis[q] == BasisAfterGap {
+			bridge(t, a, p, q)
+		}
+		p = q
+	}
+	if len(a.Provisional) > 0 && a.Provisional[0].Turn == 0 {
+		n, err := userTokens(t, a.Pairs[0][0], c)
+		if err != nil {
+			return err
+		}
+		a.Provisional[0].In = n
+	}
+	return nil
+}
+
+// LeadingGap is the turn whose request closes a leading gap (turns
+// without a recorded input from the first on), 0 when there is none: a
+// prefix of fewer turns is accounted from the messages.
+func (a Accounting) LeadingGap() int {
+	if len(a.Provisional) > 0 && a.Provisional[0].Turn == 0 {
+		return a.Provisional[0].Until
+	}
+	return 0
+}
+
+// bridge shares input_q − input_p − vis_p − Σ vis_j between the inputs of
+// turns p+1 … q (see bridgeGaps).
+func bridge(t Trajectory, a *Accounting, p, q int) {
+	left := apiAt(t, q).Input
+	if p >= 0 {
+		left -= apiAt(t, p).Input + visibleOut(t, a, p)
+	}
+	var weight int64
+	for j := p + 1; j <= q; j++ {
+		if j < q {
+			left -= visibleOut(t, a, j)
+		}
+		weight += a.Turns[j].In
+	}
+	if left < 0 {
+		return
+	}
+	for j := p + 1; j < q; j++ {
+		n := int64(0)
+		if weight > 0 {
+			n = int64(float64(left) * float64(a.Turns[j].In) / float64(weight))
+		}
+		a.Provisional = append(a.Provisional, Provisional{Turn: j, Until: q, In: a.Turns[j].In})
+		a.Turns[j].In = n
+		left -= n
+	}
+	a.Turns[q].In = left
+}
+
+// visibleOut is what turn k's output put into the next request: its
+// output less the reasoning the log records (retried calls' outputs are
+// never resent); the whole output where the log does not break it out.
+func visibleOut(t Trajectory, a *Accounting, k int) int64 {
+	api := apiAt(t, k)
+	if v, ok := api.Visible(); ok {
+		return v
+	}
+	return a.Turns[k].Out - api.Retried.Output
 }
 
 // nativeDelta is in_k = input_k − input_{k−1} − vis_{k−1} for k ≥ 1 and

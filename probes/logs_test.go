@@ -2,6 +2,7 @@ package probes
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -45,17 +46,19 @@ func TestAccountingOnAgentLogs(t *testing.T) {
 		// tokens) and the second once under an id no message has (7): both
 		// paid, both in the outputs; the deltas are the kept calls'.
 		{"Inspect with retried calls", "edits/inspect-retry", []TurnTokens{{420, 85}, {37, 27}}, []Basis{L, L}, 569},
-		// The first model event without usage: that turn counts its
-		// system and user messages (7 + 5 words) and its text (12); the
-		// next has no delta and counts its user message (1); the second
-		// call's recorded output stays.
-		{"Inspect with a turn without usage", "edits/inspect-no-usage", []TurnTokens{{12, 12}, {1, 20}}, []Basis{N, G}, 45},
+		// The first model event without usage: the second request's 480
+		// holds that turn's input and its text (12 words); the 468 left
+		// are split 12 : 1 between the inputs, as their messages count
+		// (system and user 7 + 5 words, then 1): the total is the last
+		// call's 480 + 20.
+		{"Inspect with a turn without usage", "edits/inspect-no-usage", []TurnTokens{{432, 12}, {36, 20}}, []Basis{N, G}, 500},
 		// 5300 − 5000 − (1200 − 960), 5420 − 5300 − 80.
 		{"OpenHands", "openhands/trajectory.json", []TurnTokens{{5000, 1200}, {60, 80}, {40, 45}}, []Basis{L, L, L}, 6425},
-		// The middle call's usage removed: it and the turn after it fall
-		// back to their messages (0 and 12 words, 9 for the text); the
-		// first turn keeps 5000 and the last its output.
-		{"OpenHands with a turn without usage", "edits/openhands-no-usage", []TurnTokens{{5000, 1200}, {0, 9}, {12, 45}}, []Basis{L, N, G}, 6266},
+		// The middle call's usage removed: 5420 − 5000 − (1200 − 960)
+		// = 180 for its input, its text (9 words) and the last input,
+		// split 0 : 12 as their messages count: the total stays the
+		// complete log's 6425.
+		{"OpenHands with a turn without usage", "edits/openhands-no-usage", []TurnTokens{{5000, 1200}, {0, 9}, {171, 45}}, []Basis{L, N, G}, 6425},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,5 +81,94 @@ func TestAccountingOnAgentLogs(t *testing.T) {
 				t.Errorf("inputs %v, sys %d, total %d; want api-deltas, 0, %d", r.Inputs, r.Sys, r.Total(), tt.total)
 			}
 		})
+	}
+}
+
+// TestGapKeepsTheLogsTotal removes the usage of one call but the last
+// from each real log that resends its history, and checks the run's total
+// against the log's own numbers: the last request plus its output, plus
+// the reasoning the other calls record (never sent back), whatever the
+// missing call's counts were.
+func TestGapKeepsTheLogsTotal(t *testing.T) {
+	dirs := []string{"mini2/sympy__sympy-20590", "openhands/trajectory.json", "inspect/ctf_2025-07-05.json",
+		"inspect/ctf_2026-05-01.eval", "sessions/claude", "sessions/codex", "sessions/qwen"}
+	checked := 0
+	for _, dir := range dirs {
+		srcs, err := (&rollout.Options{}).Expand([]string{"../rollout/testdata/" + dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := ReadReplays(context.Background(), srcs, ReplayOptions{Counter: words{}})
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		for _, r := range rs {
+			n := r.Turns()
+			if r.Inputs != InputAPIDeltas || n < 2 || len(r.Traj.API) != n {
+				continue
+			}
+			for gap := 0; gap < n-1; gap++ {
+				traj := r.Traj
+				traj.API = slices.Clone(r.Traj.API)
+				traj.API[gap] = APITokens{Input: Unrecorded, Output: Unrecorded}
+				want := traj.API[n-1].Input + traj.API[n-1].Output
+				for k := range n - 1 {
+					if rs := traj.API[k].Reasoning; rs != nil && k != gap {
+						want += *rs
+					}
+				}
+				got, err := NewReplay(traj, words{}, "")
+				if err != nil {
+					t.Fatalf("%s turn %d removed: %v", r.Traj.ID, gap+1, err)
+				}
+				if got.Total() != want {
+					t.Errorf("%s with turn %d's usage removed: total %d, want %d (turns %v)", r.Traj.ID, gap+1, got.Total(), want, got.Acc.Turns)
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 5 {
+		t.Errorf("%d gaps checked, want at least 5: the fixtures changed", checked)
+	}
+	t.Logf("%d gaps checked", checked)
+}
+
+// TestSeenBeforeTheGapCloses checks that a probe inside a gap shows the
+// fallback counts, as a live guard knows them, and one after the request
+// that closes it the shared growth.
+func TestSeenBeforeTheGapCloses(t *testing.T) {
+	// Turn 2 (index 1) without usage; turn 3's request closes the gap:
+	// 190 − 100 − 20 − 30 = 40 split 3 : 4 (17, 23), fallbacks 3 and 4.
+	api := []APITokens{{Input: 100, Output: 20}, {Input: Unrecorded, Output: 30}, {Input: 190, Output: 10}}
+	r, err := NewReplay(apiTrajectory(api), words{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		k    int
+		want []TurnTokens
+	}{
+		{1, []TurnTokens{{100, 20}}},
+		{2, []TurnTokens{{100, 20}, {3, 30}}},
+		{3, []TurnTokens{{100, 20}, {17, 30}, {23, 10}}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, r.Acc.Seen(tt.k)); diff != "" {
+			t.Errorf("Seen(%d) (-want +got):\n%s", tt.k, diff)
+		}
+	}
+	if r.Acc.Turns[1].In != 17 {
+		t.Errorf("Seen modified Turns: %v", r.Acc.Turns)
+	}
+	// The prefix the guard accounts after turn 2 is what Seen(2) says.
+	pre := apiTrajectory(api)
+	pre.Messages, pre.API = pre.Messages[:5], pre.API[:2]
+	live, err := NewReplay(pre, words{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(live.Acc.Turns, r.Acc.Seen(2)); diff != "" {
+		t.Errorf("Seen(2) against the prefix's accounting (-prefix +seen):\n%s", diff)
 	}
 }

@@ -323,7 +323,7 @@ type Chat struct {
 // otherwise it is a new user message after assistant_{p−1}. User messages
 // are shown without their reward annotation.
 func (t Task) Render(traj Trajectory, a Accounting, p Probe, budget int64, think bool) []Chat {
-	text := t.ProbeText(a.Turns, p.After, budget, think)
+	text := t.ProbeText(a.Seen(p.After), p.After, budget, think)
 	msgs := make([]Chat, 0, 2+2*p.After)
 	msgs = append(msgs, Chat{Role: "system", Content: t.system(traj, budget)})
 	if p.After == 0 {

@@ -49,6 +49,11 @@
 // log's system message), when the turn before it records no input or
 // output (BasisAfterGap), and when its request grew by less than the
 // previous visible output (BasisHistoryCut: the harness dropped history).
+// A gap still has a known sum: the next recorded request fixes what the
+// turns since the last recorded one added, so the fallback inputs of a
+// gap share that growth in the ratio of their message counts and never
+// replace it; the total stays the last request plus its output (plus the
+// reasoning never sent back), whatever a middle call lacks (bridgeGaps).
 //
 // The system prompt counts, as in build: with InputMessages, sys is the
 // task preset's system prompt count and is part of every tokens_used; with
@@ -161,8 +166,12 @@ type Replay struct {
 	Acc Accounting
 	// Sys is the system prompt's count in Total: the preset's with
 	// InputMessages, 0 with the API sources (the first input holds it).
-	Sys    int64
-	Inputs InputSource
+	Sys int64
+	// LeadSys is the preset's system prompt count that a prefix inside a
+	// leading gap adds (Accounting.LeadingGap): such a prefix is accounted
+	// from the messages. 0 when there is no leading gap.
+	LeadSys int64
+	Inputs  InputSource
 	// Ledger is the Warehouse log; set only by ReadReplays with
 	// ReplayOptions.Ledger.
 	Ledger Ledger
@@ -197,6 +206,11 @@ func newReplay(t Trajectory, c Counter, system string, rule accountingRule) (Rep
 			return Replay{}, err
 		}
 	}
+	if acc.LeadingGap() > 0 {
+		if r.LeadSys, err = SystemTokens(t, system, c); err != nil {
+			return Replay{}, err
+		}
+	}
 	if err := acc.Check(t, r.Sys); err != nil {
 		return Replay{}, err
 	}
@@ -208,6 +222,20 @@ func (r Replay) Turns() int { return len(r.Acc.Pairs) }
 
 // Total is sys + Σ_k (in_k + out_k).
 func (r Replay) Total() int64 { return r.Acc.Total(r.Sys) }
+
+// SeenTotal is the tokens spent after turn k as known then, what a live
+// guard has spent: sys + Σ Acc.Seen(k), the system prompt LeadSys inside
+// a leading gap.
+func (r Replay) SeenTotal(k int) int64 {
+	total := r.Sys
+	if k <= r.Acc.LeadingGap() {
+		total = r.LeadSys
+	}
+	for _, t := range r.Acc.Seen(k) {
+		total += t.In + t.Out
+	}
+	return total
+}
 
 // Probes are the replay probes k = 1 … T−1 under budget, labelled as the
 // package doc says: After = k, Used = sys + Σ_{t≤k}(in_t + out_t),

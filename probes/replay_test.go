@@ -145,19 +145,22 @@ func TestNewReplayInputs(t *testing.T) {
 		},
 		{
 			// The vote compares 190 with the last recorded input, 100.
-			name:   "a missing input falls back on its turn and the next",
+			// 190 − 100 − 20 − 30 = 40 is split 3 : 4 between the two
+			// inputs, as their user messages count: 17 and 23.
+			name:   "a missing input shares the known growth with the next",
 			api:    []APITokens{{Input: 100, Output: 20}, {Input: Unrecorded, Output: 30}, {Input: 190, Output: 10}},
-			turns:  []TurnTokens{{100, 20}, {3, 30}, {4, 10}},
+			turns:  []TurnTokens{{100, 20}, {17, 30}, {23, 10}},
 			bases:  []Basis{L, N, G},
-			inputs: InputAPIDeltas, total: 167,
+			inputs: InputAPIDeltas, total: 200,
 		},
 		{
-			// The first request holds the log's system message (5 words).
+			// The first request holds the log's system message (5 words):
+			// 150 − 20 is split 7 : 3, and the total is 190 + 10.
 			name:   "a missing first input counts the log's system message",
 			api:    []APITokens{{Input: Unrecorded, Output: 20}, {Input: 150, Output: 30}, {Input: 190, Output: 10}},
-			turns:  []TurnTokens{{7, 20}, {3, 30}, {10, 10}},
+			turns:  []TurnTokens{{91, 20}, {39, 30}, {10, 10}},
 			bases:  []Basis{N, G, L},
-			inputs: InputAPIDeltas, total: 80,
+			inputs: InputAPIDeltas, total: 200,
 		},
 		{
 			name:   "no API usage",
@@ -166,12 +169,14 @@ func TestNewReplayInputs(t *testing.T) {
 			inputs: InputMessages, sys: 5, total: 20,
 		},
 		{
-			// The outputs are the texts' counts, so no delta is the log's.
-			name:   "unrecorded outputs leave the next turns without a delta",
+			// The outputs are the texts' counts (1, 2, 3), so no delta is
+			// the log's alone; each request still fixes the input before
+			// it: 101 − 100 − 1 and 104 − 101 − 2. The total is 104 + 3.
+			name:   "unrecorded outputs leave the next inputs to the growth",
 			api:    []APITokens{{Input: 100, Output: Unrecorded}, {Input: 101, Output: Unrecorded}, {Input: 104, Output: Unrecorded}},
-			turns:  []TurnTokens{{100, 1}, {3, 2}, {4, 3}},
+			turns:  []TurnTokens{{100, 1}, {0, 2}, {1, 3}},
 			bases:  []Basis{L, G, G},
-			inputs: InputAPIDeltas, total: 113,
+			inputs: InputAPIDeltas, total: 107,
 		},
 		{
 			// Both calls of turn 1 were paid; the history replays the kept

@@ -105,15 +105,27 @@ type GuardEstimate struct {
 	// unestimated when the estimator failed (Error says why).
 	Verdict  string    `json:"verdict"`
 	Interval *[2]int64 `json:"interval"`
-	Error    string    `json:"error,omitempty"`
+	// Reason says why an unestimated turn has no estimate: estimator (it
+	// failed), no_tokenizer (the usage needs a count the upstream did not
+	// give and the guard has no tokenizer), bad_usage or accounting.
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
 	// EstimatorInput and EstimatorOutput are the tokens the estimator
-	// spent on this estimate, as it reported them (0 when it did not).
+	// spent on this estimate, as it reported them (0 when it did not);
+	// EstimatorCached is the part of EstimatorInput it served from its
+	// prompt cache.
 	EstimatorInput  int64   `json:"estimator_input_tokens,omitempty"`
 	EstimatorOutput int64   `json:"estimator_output_tokens,omitempty"`
+	EstimatorCached int64   `json:"estimator_cached_tokens,omitempty"`
 	LatencyMS       float64 `json:"latency_ms,omitempty"`
 }
 
-// GuardStop is the guard's decision to end a session.
+// GuardStop is the guard's decision to end a session, written when it is
+// made. It ends the run only once it refuses a request, a later call
+// event answered by the guard (answered_by_guard): a stop decided after
+// a run's last turn refuses nothing, is not counted as a stop
+// (metadata.guard.stopped_after_turn stays null) and stays in the
+// ledger as the decision, beside the estimate that made it.
 type GuardStop struct {
 	Event     string `json:"event"` // "stop"
 	Session   string `json:"session"`
@@ -121,6 +133,14 @@ type GuardStop struct {
 	AfterTurn int    `json:"after_turn"`
 	Reason    string `json:"reason"` // "impossible" or "budget"
 	Spent     int64  `json:"spent"`
+	// Saved is the guard's live estimate of the tokens the stop saves:
+	// max(0, budget − spent), the budget the session had left.
+	// EstimatorTokens is what the session's estimates cost until then
+	// (input + output), and Net = Saved − EstimatorTokens, the session's
+	// net saving once the stop refuses a request.
+	Saved           int64 `json:"saved,omitempty"`
+	EstimatorTokens int64 `json:"estimator_tokens,omitempty"`
+	Net             int64 `json:"net"`
 }
 
 // GuardRun is what the guard saw of a trajectory, carried as
@@ -130,7 +150,8 @@ type GuardRun struct {
 	Budget    int64           `json:"budget"`
 	Estimates []GuardEstimate `json:"estimates"`
 	// StoppedAfterTurn is the turn after which the guard ended the
-	// session; nil when it did not.
+	// session by refusing a request; nil when it did not (a stop decided
+	// after the run's last turn refused nothing).
 	StoppedAfterTurn *int `json:"stopped_after_turn"`
 }
 
@@ -235,6 +256,9 @@ func decodeGuardLedger(rec Record) (Trajectory, error) {
 		turns  []GuardTurn
 		run    = &GuardRun{Estimates: []GuardEstimate{}}
 		tools  bool
+		// decided is the turn after which a stop was decided; the run
+		// is stopped there once a call answered by the guard follows.
+		decided *int
 	)
 	lines := bytes.Split(rec.Data, []byte("\n"))
 	for i, line := range lines {
@@ -266,7 +290,10 @@ func decodeGuardLedger(rec Record) (Trajectory, error) {
 			}
 		case "call":
 			var c GuardCall
-			if err = json.Unmarshal(line, &c); err == nil && c.Usage != nil {
+			if err = json.Unmarshal(line, &c); err == nil && c.Answered != "" && decided != nil && run.StoppedAfterTurn == nil {
+				run.StoppedAfterTurn = decided // the stop refused this call
+			}
+			if err == nil && c.Usage != nil {
 				if field, bad := badGuardUsage(*c.Usage); bad {
 					return Trajectory{Pos: rec.Pos}, lerr("usage."+field, "want a count ≥ 0 (input and output may be -1, unrecorded)")
 				}
@@ -290,8 +317,8 @@ func decodeGuardLedger(rec Record) (Trajectory, error) {
 			}
 		case "stop":
 			var s GuardStop
-			if err = json.Unmarshal(line, &s); err == nil && run.StoppedAfterTurn == nil {
-				run.StoppedAfterTurn = &s.AfterTurn
+			if err = json.Unmarshal(line, &s); err == nil && decided == nil {
+				decided = &s.AfterTurn
 			}
 		default:
 			return Trajectory{Pos: rec.Pos}, lerr("event", "want session, call, estimate or stop, got %q", ev.Event)

@@ -98,7 +98,7 @@ func ledgerLine(b []byte) (Prediction, bool, error) {
 	}
 	p.Response = e.Response
 	if e.EstimatorInput != 0 || e.EstimatorOutput != 0 {
-		p.Usage = &Usage{PromptTokens: e.EstimatorInput, CompletionTokens: e.EstimatorOutput}
+		p.Usage = &Usage{PromptTokens: e.EstimatorInput, CompletionTokens: e.EstimatorOutput, CachedTokens: e.EstimatorCached}
 	}
 	return p, true, nil
 }

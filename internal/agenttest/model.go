@@ -43,6 +43,11 @@ type Usage struct {
 	CacheWrite int `json:"cache_write"` // prompt tokens written to the cache (Anthropic only)
 	Output     int `json:"output"`      // generated tokens, Reasoning included
 	Reasoning  int `json:"reasoning"`   // generated reasoning tokens
+	// Unsplit reports the reasoning inside Output without breaking it out
+	// (as vLLM and Ollama's Chat Completions do); Omitted reports no usage
+	// at all (as a proxy that drops it does).
+	Unsplit bool `json:"unsplit,omitempty"`
+	Omitted bool `json:"omitted,omitempty"`
 }
 
 // Answer is one scripted model response. With Command set it is a call of
@@ -241,6 +246,26 @@ func (m *Model) complete(w http.ResponseWriter, c *Call) {
 	default:
 		c.Status = writeMessages(w, r, req.stream)
 	}
+}
+
+// WriteAnswer writes a final text answer a (a.Command must be empty) in
+// format (chat, responses or messages), streamed or whole, as the
+// stand-in answers: for a replay of recorded runs, whose upstream answers
+// each turn with the run's recorded message and usage. includeUsage is a
+// Chat Completions stream's stream_options.include_usage; id numbers the
+// answer's ids. It returns the HTTP status written.
+func WriteAnswer(w http.ResponseWriter, format string, stream, includeUsage bool, model, id string, a Answer) int {
+	if a.Command != "" {
+		panic("agenttest: WriteAnswer answers text, not a tool call")
+	}
+	r := reply{model: model, answer: a, id: id, usage: includeUsage}
+	switch format {
+	case "chat":
+		return writeChat(w, r, stream)
+	case "responses":
+		return writeResponses(w, r, stream)
+	}
+	return writeMessages(w, r, stream)
 }
 
 // answer picks the scripted answer for a request.

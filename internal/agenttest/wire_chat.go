@@ -10,13 +10,20 @@ import (
 // completion_tokens_details.reasoning_tokens.
 
 func chatUsage(u Usage) map[string]any {
-	return map[string]any{
+	if u.Omitted {
+		return nil
+	}
+	m := map[string]any{
 		"prompt_tokens":             u.Input,
 		"completion_tokens":         u.Output,
 		"total_tokens":              u.Input + u.Output,
 		"prompt_tokens_details":     map[string]any{"cached_tokens": u.Cached},
 		"completion_tokens_details": map[string]any{"reasoning_tokens": u.Reasoning},
 	}
+	if u.Unsplit {
+		delete(m, "completion_tokens_details")
+	}
+	return m
 }
 
 func chatToolCall(r reply) map[string]any {
@@ -67,7 +74,7 @@ func writeChat(w http.ResponseWriter, r reply, stream bool) int {
 			"function": map[string]any{"arguments": fn["arguments"]}}}}, nil)
 	}
 	chunk(map[string]any{}, finish)
-	if r.usage {
+	if r.usage && !a.Usage.Omitted {
 		s.event("", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": r.model,
 			"choices": []any{}, "usage": chatUsage(a.Usage)})
 	}

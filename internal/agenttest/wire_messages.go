@@ -12,7 +12,10 @@ import (
 // in its session log).
 
 func messagesUsage(u Usage, output int) map[string]any {
-	return map[string]any{
+	if u.Omitted {
+		return nil
+	}
+	m := map[string]any{
 		"input_tokens":                u.Input - u.Cached - u.CacheWrite,
 		"cache_creation_input_tokens": u.CacheWrite,
 		"cache_creation":              map[string]any{"ephemeral_5m_input_tokens": u.CacheWrite, "ephemeral_1h_input_tokens": 0},
@@ -21,6 +24,10 @@ func messagesUsage(u Usage, output int) map[string]any {
 		"output_tokens_details":       map[string]any{"thinking_tokens": u.Reasoning},
 		"service_tier":                "standard",
 	}
+	if u.Unsplit {
+		delete(m, "output_tokens_details")
+	}
+	return m
 }
 
 // messagesBlocks returns the content blocks of an answer, complete.

@@ -10,13 +10,20 @@ import (
 // output_tokens_details.reasoning_tokens.
 
 func responsesUsage(u Usage) map[string]any {
-	return map[string]any{
+	if u.Omitted {
+		return nil
+	}
+	m := map[string]any{
 		"input_tokens":          u.Input,
 		"input_tokens_details":  map[string]any{"cached_tokens": u.Cached},
 		"output_tokens":         u.Output,
 		"output_tokens_details": map[string]any{"reasoning_tokens": u.Reasoning},
 		"total_tokens":          u.Input + u.Output,
 	}
+	if u.Unsplit {
+		delete(m, "output_tokens_details")
+	}
+	return m
 }
 
 // responsesItems returns the output items of an answer, complete.
