@@ -47,6 +47,10 @@ func startScriptedEstimator(t *testing.T, answers ...string) *scriptedEstimator 
 	t.Helper()
 	e := &scriptedEstimator{answers: answers}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r) // GET /v1/models: no accounting listed
+			return
+		}
 		io.Copy(io.Discard, r.Body)
 		e.mu.Lock()
 		a := e.answers[len(e.said)%len(e.answers)]

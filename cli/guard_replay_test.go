@@ -226,6 +226,10 @@ func startReplayEstimator(t *testing.T, answers map[string]string, c probes.Coun
 	t.Helper()
 	e := &replayEstimator{answers: answers, counter: c}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r) // GET /v1/models: no accounting listed
+			return
+		}
 		var req struct {
 			Messages []dataset.Message `json:"messages"`
 		}
