@@ -51,6 +51,7 @@ func App() *ucli.App {
 			GRPO,
 			Probes,
 			Guard,
+			Baseline,
 		},
 	}
 	prepareCommands(app.Commands)

@@ -28,11 +28,17 @@ import (
 	"bagen-data/internal/httpd"
 )
 
+// Estimator answers one chat; *grpo.Estimator is one, and any other
+// estimator (bagen-data baseline's) served the same way is another.
+type Estimator interface {
+	Answer(ctx context.Context, q grpo.Query) (grpo.Estimate, error)
+}
+
 // Config configures a server. Estimator and Name are required; every other
 // zero field takes the default named beside it.
 type Config struct {
 	// Estimator answers the probes.
-	Estimator *grpo.Estimator
+	Estimator Estimator
 	// Name is the model name clients ask for and /v1/models lists.
 	Name string
 	// Created is /v1/models' "created" time (the checkpoint's); zero

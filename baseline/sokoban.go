@@ -1,0 +1,234 @@
+package baseline
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// The Sokoban features read the room RAGEN's observations show (# wall,
+// _ floor, O target, X box, √ box on target, P player, S player on
+// target) and play the last answer's moves on it: the probe after turn k
+// shows the answer of turn k but not the room it led to.
+var sokobanGroup = &group{
+	name: "sokoban",
+	task: "sokoban",
+	features: []Feature{
+		{"sk_boxes_off", "sokoban", "boxes not on a target, after the last answer's moves"},
+		{"sk_on_share", "sokoban", "share of boxes on targets"},
+		{"sk_dist", "sokoban", "sum over boxes off target of the distance to the nearest target"},
+		{"sk_player_dist", "sokoban", "distance from the player to the nearest box off target"},
+		{"sk_cornered", "sokoban", "boxes off target in a corner of walls (the room is unsolvable)"},
+		{"sk_turns_left", "sokoban", "turns left after the last answer"},
+		{"sk_need_ratio", "sokoban", "box distance / moves the turns left allow"},
+		{"sk_infeasible", "sokoban", "1 when a box is cornered or the distance exceeds the moves left"},
+		{"sk_stalled", "sokoban", "turns since a box last moved"},
+		{"sk_dist_delta", "sokoban", "box distance now minus three turns before"},
+		{"sk_blocked_last", "sokoban", "share of the last answer's moves that hit a wall or an immovable box"},
+		{"sk_unparsed", "sokoban", "1 when the room could not be read"},
+	},
+	fill: fillSokoban,
+}
+
+// room is a Sokoban state.
+type room struct {
+	walls, targets, boxes map[[2]int]bool
+	player                [2]int
+}
+
+// parseRoom reads the grid after "State:" in an observation.
+func parseRoom(obs string) (*room, bool) {
+	i := strings.LastIndex(obs, "State:\n")
+	if i < 0 {
+		return nil, false
+	}
+	r := &room{walls: map[[2]int]bool{}, targets: map[[2]int]bool{}, boxes: map[[2]int]bool{}}
+	found := false
+	row := 0
+	for line := range strings.Lines(obs[i+len("State:\n"):]) {
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" || strings.Trim(line, "#_OX√PS") != "" {
+			break
+		}
+		col := 0
+		for _, c := range line {
+			p := [2]int{row, col}
+			switch c {
+			case '#':
+				r.walls[p] = true
+			case 'O':
+				r.targets[p] = true
+			case 'X':
+				r.boxes[p] = true
+			case '√':
+				r.boxes[p], r.targets[p] = true, true
+			case 'P':
+				r.player, found = p, true
+			case 'S':
+				r.player, r.targets[p], found = p, true, true
+			}
+			col++
+		}
+		row++
+	}
+	return r, found && len(r.boxes) > 0
+}
+
+var moves = map[string][2]int{"up": {-1, 0}, "down": {1, 0}, "left": {0, -1}, "right": {0, 1}}
+
+// play applies the moves of an answer ("Up || Left"), pushing boxes as
+// the game does, and returns how many moves were blocked.
+func (r *room) play(answer string) (played, blocked int) {
+	for _, m := range strings.Split(answerOf(answer), "||") {
+		d, ok := moves[strings.ToLower(strings.TrimSpace(m))]
+		if !ok {
+			continue
+		}
+		played++
+		next := [2]int{r.player[0] + d[0], r.player[1] + d[1]}
+		switch {
+		case r.walls[next]:
+			blocked++
+		case r.boxes[next]:
+			beyond := [2]int{next[0] + d[0], next[1] + d[1]}
+			if r.walls[beyond] || r.boxes[beyond] {
+				blocked++
+				continue
+			}
+			delete(r.boxes, next)
+			r.boxes[beyond] = true
+			r.player = next
+		default:
+			r.player = next
+		}
+	}
+	return played, blocked
+}
+
+// measure returns the boxes off target, their summed distance to the
+// nearest target, the player's distance to the nearest of them and how
+// many sit in a corner of walls.
+func (r *room) measure() (off, dist, player, cornered int) {
+	player = math.MaxInt
+	for b := range r.boxes {
+		if r.targets[b] {
+			continue
+		}
+		off++
+		best := math.MaxInt
+		for t := range r.targets {
+			best = min(best, manhattan(b, t))
+		}
+		if best != math.MaxInt {
+			dist += best
+		}
+		player = min(player, manhattan(r.player, b))
+		vert := r.walls[[2]int{b[0] - 1, b[1]}] || r.walls[[2]int{b[0] + 1, b[1]}]
+		horiz := r.walls[[2]int{b[0], b[1] - 1}] || r.walls[[2]int{b[0], b[1] + 1}]
+		if vert && horiz {
+			cornered++
+		}
+	}
+	if off == 0 {
+		player = 0
+	}
+	return off, dist, player, cornered
+}
+
+func manhattan(a, b [2]int) int { return abs(a[0]-b[0]) + abs(a[1]-b[1]) }
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+var (
+	turnsLeftRe  = regexp.MustCompile(`Turn \d+ \((\d+) left\)`)
+	maxActionsRe = regexp.MustCompile(`at most (\d+) actions? per turn`)
+	maxTurnsRe   = regexp.MustCompile(`You have (\d+) turns`)
+)
+
+func fillSokoban(v *View, out []float64) {
+	k := len(v.Observations)
+	if k == 0 {
+		out[11] = 1
+		return
+	}
+	r, ok := parseRoom(v.Observations[k-1])
+	if !ok {
+		out[11] = 1
+		return
+	}
+	played, blocked := 0, 0
+	if len(v.Answers) >= k {
+		played, blocked = r.play(v.Answers[k-1])
+	}
+	off, dist, player, cornered := r.measure()
+	left := sokobanTurnsLeft(v)
+	perTurn := 3
+	if m := maxActionsRe.FindStringSubmatch(v.Observations[0]); m != nil {
+		perTurn, _ = strconv.Atoi(m[1])
+	}
+	out[0] = float64(off)
+	out[1] = float64(len(r.boxes)-off) / float64(len(r.boxes))
+	out[2] = float64(dist)
+	out[3] = float64(player)
+	out[4] = float64(cornered)
+	out[5] = float64(left)
+	out[6] = float64(dist) / float64(perTurn*max(left, 0)+1)
+	out[7] = b2f(cornered > 0 || dist > perTurn*max(left, 0))
+	out[8] = float64(sokobanStalled(v, r))
+	if k >= 3 {
+		if old, ok := parseRoom(v.Observations[k-3]); ok {
+			_, d, _, _ := old.measure()
+			out[9] = float64(dist - d)
+		}
+	}
+	if played > 0 {
+		out[10] = float64(blocked) / float64(played)
+	}
+}
+
+// sokobanTurnsLeft is the turns left after the last answer: the last
+// observation's "(L left)" counts the turn it asks for.
+func sokobanTurnsLeft(v *View) int {
+	k := len(v.Observations)
+	if m := turnsLeftRe.FindStringSubmatch(v.Observations[k-1]); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n - (len(v.Answers) - (k - 1))
+	}
+	if m := maxTurnsRe.FindStringSubmatch(v.Observations[0]); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n - len(v.Answers)
+	}
+	return 0
+}
+
+// sokobanStalled counts the turns, newest first, after which the boxes
+// stood where they stand now.
+func sokobanStalled(v *View, now *room) int {
+	n := 0
+	for i := len(v.Observations) - 1; i >= 0 && n < window*4; i-- {
+		r, ok := parseRoom(v.Observations[i])
+		if !ok || !sameBoxes(r.boxes, now.boxes) {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+func sameBoxes(a, b map[[2]int]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p := range a {
+		if !b[p] {
+			return false
+		}
+	}
+	return true
+}
