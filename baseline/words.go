@@ -83,7 +83,7 @@ func fitBayes(docs [][]string, failed []bool) *Bayes {
 		return strings.Compare(a, b)
 	})
 	vocab = vocab[:min(len(vocab), maxVocab)]
-	b := &Bayes{Prior: math.Log(float64(nf+1)/float64(ns+1)), Weights: make(map[string]float64, len(vocab))}
+	b := &Bayes{Prior: math.Log(float64(nf+1) / float64(ns+1)), Weights: make(map[string]float64, len(vocab))}
 	for _, w := range vocab {
 		c := counts[w]
 		b.Weights[w] = math.Log(float64(c.fail+1)/float64(nf+2)) - math.Log(float64(c.succ+1)/float64(ns+2))

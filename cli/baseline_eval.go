@@ -11,7 +11,6 @@ import (
 
 	"bagen-data/baseline"
 	"bagen-data/dataset"
-	"bagen-data/eval"
 	predict "bagen-data/eval/prediction"
 	"bagen-data/internal/atomicfile"
 )
@@ -70,8 +69,8 @@ func runBaselineEval(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "%s: %s\n", run.Name, run.Data)
-	if err := eval.WriteText(c.App.Writer, run.Metrics); err != nil {
+	addSpend(c, &run, set, predict.Stats{})
+	if err := printRun(c, run); err != nil {
 		return err
 	}
 	return writeEvalOutputs(c, run)

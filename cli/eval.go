@@ -93,6 +93,21 @@ func runEval(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := printRun(c, run); err != nil {
+		return err
+	}
+	if err := writeEvalOutputs(c, run); err != nil {
+		return err
+	}
+	if failed != nil {
+		return fmt.Errorf("eval: %w; scored as unanswered; rerun the same command to ask them again", failed)
+	}
+	return nil
+}
+
+// printRun prints a scored run: the metrics, the compat summary and the
+// spend.
+func printRun(c *ucli.Context, run eval.Run) error {
 	fmt.Fprintf(c.App.Writer, "%s: %s\n", run.Name, run.Data)
 	if err := eval.WriteText(c.App.Writer, run.Metrics); err != nil {
 		return err
@@ -107,12 +122,6 @@ func runEval(c *ucli.Context) error {
 		if err := eval.WriteSpend(c.App.Writer, *run.Spend); err != nil {
 			return err
 		}
-	}
-	if err := writeEvalOutputs(c, run); err != nil {
-		return err
-	}
-	if failed != nil {
-		return fmt.Errorf("eval: %w; scored as unanswered; rerun the same command to ask them again", failed)
 	}
 	return nil
 }
@@ -174,11 +183,17 @@ func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 		return eval.Run{}, nil, err
 	}
 	run.Endpoint = endpoint
+	addSpend(c, &run, set, stats)
+	return run, failed, nil
+}
+
+// addSpend adds to run what the predictions and this run's requests cost,
+// when anything was asked.
+func addSpend(c *ucli.Context, run *eval.Run, set *predict.Set, stats predict.Stats) {
 	if spend := set.Spend(); spend.Requests > 0 || stats.Probes > 0 {
 		s := eval.NewSpend(spend, stats, c.Float64("price-in"), c.Float64("price-out"))
 		run.Spend = &s
 	}
-	return run, failed, nil
 }
 
 // score joins, computes and bootstraps; join problems go to stderr.
