@@ -25,7 +25,7 @@ code: "bagen-data eval --data FILE --predictions PREDS.jsonl --json X"
 prints and writes the same numbers. A probe of another task than the
 model's is refused; a budget other than the model's is warned about.`,
 	Flags: []ucli.Flag{
-		&ucli.StringFlag{Name: "model", Usage: "baseline model `FILE` (baseline train --out)"},
+		&ucli.StringFlag{Name: "model", Usage: "baseline `MODEL` file (baseline train --out)"},
 		dataFlag("eval probes"),
 		&ucli.StringFlag{Name: "predictions-out", Usage: "write the answers as predictions JSONL to `FILE`"},
 		&ucli.StringFlag{Name: "json", Usage: "write every number to `FILE`, as eval --json"},

@@ -13,6 +13,7 @@ import (
 	"bagen-data/baseline"
 	"bagen-data/grpo"
 	"bagen-data/grpo/server"
+	"bagen-data/guard"
 )
 
 var baselineServe = &ucli.Command{
@@ -31,7 +32,7 @@ model's task gets 400 naming what is wrong.
 
 ` + drainHelp,
 	Flags: append([]ucli.Flag{
-		&ucli.StringFlag{Name: "model", Usage: "baseline model `FILE` (baseline train --out)"},
+		&ucli.StringFlag{Name: "model", Usage: "baseline `MODEL` file (baseline train --out)"},
 		&ucli.StringFlag{Name: "listen", Aliases: []string{"addr"}, Value: "127.0.0.1:8789", Usage: "listen `ADDRESS`"},
 		&ucli.StringFlag{Name: "name", Usage: "model `NAME` clients ask for and /v1/models lists (default: the model file's base name)"},
 		&ucli.Int64Flag{Name: "max-body", Value: server.DefaultMaxBody, Usage: "largest request body in `BYTES`"},
@@ -99,4 +100,26 @@ func (b baselineAnswers) Answer(ctx context.Context, q grpo.Query) (grpo.Estimat
 		return grpo.Estimate{}, err
 	}
 	return grpo.Estimate{Answer: a.Text, Action: grpo.Action{Impossible: a.Impossible}, Stated: a.View.Stated, Head: time.Since(start)}, nil
+}
+
+// guardBaseline loads a model for the guard to answer with in-process,
+// warning on stderr when the guard's task or budget is not the model's.
+func guardBaseline(c *ucli.Context, path string, cfg guard.Config) (guard.Estimator, error) {
+	est, err := loadBaseline(c, path)
+	if err != nil {
+		return nil, err
+	}
+	est.OtherTasks = true
+	m := est.Model()
+	if cfg.Task.Name != m.Task {
+		fmt.Fprintf(c.App.ErrWriter, "guard: warning: --task %s, but %s was trained on %s probes: its answers carry no calibration\n", cfg.Task.Name, path, m.Task)
+	}
+	budget := cfg.Budget
+	if budget == 0 {
+		budget = cfg.Task.Budget
+	}
+	if m.Budget > 0 && budget != m.Budget {
+		fmt.Fprintf(c.App.ErrWriter, "guard: warning: a budget of %d tokens, but %s was trained on %d\n", budget, path, m.Budget)
+	}
+	return est, nil
 }

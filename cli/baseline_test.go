@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"bagen-data/baseline"
+	"bagen-data/dataset"
+	predict "bagen-data/eval/prediction"
+)
+
+// baselineData builds the embedded Sokoban (or task's) fixtures into a
+// fresh directory once per task and test binary; each test copies it.
+var baselineData = struct {
+	sync.Mutex
+	dirs map[string]string
+}{dirs: map[string]string{}}
+
+// buildFixtures returns a directory build wrote from task's embedded
+// fixtures, built once and copied into the test's temporary directory.
+func buildFixtures(t *testing.T, task string) string {
+	t.Helper()
+	needTokenizer(t)
+	baselineData.Lock()
+	src, ok := baselineData.dirs[task]
+	if !ok {
+		src = filepath.Join(os.TempDir(), fmt.Sprintf("bagen-baseline-%s-%d", task, os.Getpid()))
+		os.RemoveAll(src)
+		runGRPOApp(t, "build", "--task", task, "--out", src, "-q")
+		baselineData.dirs[task] = src
+	}
+	baselineData.Unlock()
+	dst := filepath.Join(t.TempDir(), "data")
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// trainBaseline trains a model on dirs with extra flags and returns its
+// path.
+func trainBaseline(t *testing.T, out string, dirs []string, more ...string) string {
+	t.Helper()
+	args := []string{"baseline", "train", "--out", out, "-q"}
+	for _, d := range dirs {
+		args = append(args, "--data", d)
+	}
+	runGRPOApp(t, append(args, more...)...)
+	return out
+}
+
+// TestBaselineTrainDeterministicWithoutEval trains twice on the same data
+// (the second time with the eval split removed, then with it replaced by
+// garbage) and requires byte-identical model files: the same inputs and
+// seed give the same model, and the eval split is never read.
+func TestBaselineTrainDeterministicWithoutEval(t *testing.T) {
+	data := buildFixtures(t, "sokoban")
+	dir := t.TempDir()
+	first := trainBaseline(t, filepath.Join(dir, "a.json"), []string{data})
+	want, err := os.ReadFile(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evalFile := filepath.Join(data, filepath.FromSlash(dataset.EvalFile))
+	if err := os.Remove(evalFile); err != nil {
+		t.Fatal(err)
+	}
+	second := trainBaseline(t, filepath.Join(dir, "b.json"), []string{data})
+	if err := os.WriteFile(evalFile, []byte("not parquet"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	third := trainBaseline(t, filepath.Join(dir, "c.json"), []string{data})
+	for _, p := range []string{second, third} {
+		got, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from %s: the model depends on the eval split or on the run", p, first)
+		}
+	}
+	other := trainBaseline(t, filepath.Join(dir, "d.json"), []string{data}, "--seed", "7")
+	if got, _ := os.ReadFile(other); bytes.Equal(got, want) {
+		t.Errorf("--seed 7 wrote the same model as --seed 42: the seed does not reach the split")
+	}
+	m, err := baseline.Load(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, err := os.ReadFile(filepath.Join(data, dataset.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Task != "sokoban" || m.Budget != 2500 || m.Accounting != "default" || len(m.Data) != 1 ||
+		len(m.Data[0].Files) != 2 || !strings.Contains(string(man), m.Data[0].Files[0].SHA256) {
+		t.Errorf("model: task %q, budget %d, accounting %q, data %+v; want sokoban, 2500, default and the manifest's sft and rl digests",
+			m.Task, m.Budget, m.Accounting, m.Data)
+	}
+}
+
+// TestBaselineEvalEqualsEval scores baseline eval's answers with eval
+// --predictions: the same JSON, byte for byte, and every answer has 0
+// tokens of usage.
+func TestBaselineEvalEqualsEval(t *testing.T) {
+	data := buildFixtures(t, "sokoban")
+	dir := t.TempDir()
+	model := trainBaseline(t, filepath.Join(dir, "m.json"), []string{data})
+	preds, a, b := filepath.Join(dir, "p.jsonl"), filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	outA, _ := runGRPOApp(t, "baseline", "eval", "--model", model, "--data", data, "--predictions-out", preds, "--json", a)
+	outB, _ := runGRPOApp(t, "eval", "--data", data, "--predictions", preds, "--json", b)
+	ja, _ := os.ReadFile(a)
+	jb, _ := os.ReadFile(b)
+	if len(ja) == 0 || !bytes.Equal(ja, jb) {
+		t.Errorf("baseline eval --json and eval --predictions --json differ:\n%s\n%s", ja, jb)
+	}
+	if outA != outB {
+		t.Errorf("printed reports differ:\n%s\n%s", outA, outB)
+	}
+	f, err := os.Open(preds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ps, err := predict.Read(f, preds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := dataset.ReadRL(filepath.Join(data, filepath.FromSlash(dataset.EvalFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != len(rows) {
+		t.Fatalf("%d predictions for %d probes", len(ps), len(rows))
+	}
+	for i, p := range ps {
+		if p.CustomID != rows[i].ExtraInfo.CustomID || p.Usage == nil || p.Usage.PromptTokens != 0 || p.Usage.CompletionTokens != 0 {
+			t.Errorf("prediction %d: %s usage %+v; want %s with 0 tokens", i, p.CustomID, p.Usage, rows[i].ExtraInfo.CustomID)
+		}
+	}
+}
+
+// TestBaselineBadInputs: a model of another version, a directory without
+// the sft and rl splits and a task mismatch each fail with one line.
+func TestBaselineBadInputs(t *testing.T) {
+	data := buildFixtures(t, "sokoban")
+	search := buildFixtures(t, "searchr1")
+	dir := t.TempDir()
+	model := trainBaseline(t, filepath.Join(dir, "m.json"), []string{data})
+	raw, _ := os.ReadFile(model)
+	old := filepath.Join(dir, "old.json")
+	os.WriteFile(old, bytes.Replace(raw, []byte(`"version": 1`), []byte(`"version": 0`), 1), 0o644)
+	noSplits := filepath.Join(dir, "nosplits")
+	os.CopyFS(noSplits, os.DirFS(data))
+	os.RemoveAll(filepath.Join(noSplits, "sft"))
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"version", []string{"baseline", "eval", "--model", old, "--data", data}, "not a baseline model of this version: format \"bagen-data baseline\" version 0, want"},
+		{"no splits", []string{"baseline", "train", "--data", noSplits, "--out", filepath.Join(dir, "x.json")}, "no sft and rl splits: sft/train.parquet missing"},
+		{"not a build", []string{"baseline", "train", "--data", dir, "--out", filepath.Join(dir, "x.json")}, "no sft and rl splits: no manifest.json"},
+		{"mixed tasks", []string{"baseline", "train", "--data", data, "--data", search, "--out", filepath.Join(dir, "x.json")}, `task mismatch: task "searchr1"`},
+		{"other task", []string{"baseline", "eval", "--model", model, "--data", search}, `task mismatch: a probe of task "searchr1"; the model was trained on "sokoban"`},
+	} {
+		_, stderr, err := runReward(t.Context(), c.args...)
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v (stderr %q); want one line containing %q", c.name, err, stderr, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "x.json")); err == nil {
+			t.Errorf("%s: a model file was written", c.name)
+		}
+	}
+}
+
+// decodeJSON decodes a file's JSON into v.
+func decodeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
