@@ -5,14 +5,16 @@ import (
 	"slices"
 )
 
-// Remaining models log(remaining tokens) of a possible probe: Mean is the
-// regression of the log, Spread that of the log of the absolute residual,
-// and Q the conformal quantile of the normalized scores
-// |log r − Mean| / exp(Spread), so that [exp(Mean − Q·s), exp(Mean + Q·s)]
-// covers r with probability Coverage (split conformal, Lei et al. 2018,
-// §5.2).
+// Remaining models the remaining tokens r of a possible probe: Mean is
+// boosted trees of log r, giving the centre c = exp(Mean); Spread is a ridge
+// regression of the log relative error log(|r/c − 1| + 0.05), giving the
+// scale s = exp(Spread); Q is the conformal quantile of the normalized
+// scores |r/c − 1| / s, so that [c·(1 − Q·s), c·(1 + Q·s)] covers r with
+// probability Coverage (split conformal with normalized scores, Lei et al.
+// 2018, §5.2). The centre is the interval's midpoint unless the lower end
+// is cut at 0.
 type Remaining struct {
-	Mean   Linear  `json:"mean"`
+	Mean   *Boost  `json:"mean"`
 	Spread Linear  `json:"spread"`
 	Q      float64 `json:"q"`
 	// Calibration counts the held-out possible probes Q was taken from, and
@@ -25,25 +27,28 @@ type Remaining struct {
 // tokens: a 5% error).
 const spreadFloor = 0.05
 
-// fitRemaining fits Mean and Spread on zs (standardised features) and rs
-// (remaining tokens, all ≥ 1).
-func fitRemaining(zs [][]float64, rs []float64, lambda float64) Remaining {
+// fitRemaining fits Mean on xs (the raw features) and Spread on zs (the
+// same, standardised) to rs (remaining tokens, all ≥ 1).
+func fitRemaining(xs, zs [][]float64, rs []float64, lambda float64) Remaining {
 	ys := make([]float64, len(rs))
 	ones := make([]float64, len(rs))
+	mean := 0.0
 	for i, r := range rs {
 		ys[i], ones[i] = math.Log(r), 1
+		mean += ys[i] / float64(len(rs))
 	}
-	mean := ridge(zs, ys, ones, lambda)
+	m := fitBoost(xs, ones, mean, squaredLoss(ys), defaultBoost)
 	logRes := make([]float64, len(rs))
-	for i, z := range zs {
-		logRes[i] = math.Log(math.Abs(ys[i]-mean.at(z)) + spreadFloor)
+	for i, x := range xs {
+		logRes[i] = math.Log(math.Abs(rs[i]/math.Exp(m.at(x))-1) + spreadFloor)
 	}
-	return Remaining{Mean: mean, Spread: ridge(zs, logRes, ones, lambda)}
+	return Remaining{Mean: m, Spread: ridge(zs, logRes, ones, lambda)}
 }
 
-// score is the normalized nonconformity of remaining tokens r at z.
-func (m *Remaining) score(z []float64, r float64) float64 {
-	return math.Abs(math.Log(r)-m.Mean.at(z)) / m.scale(z)
+// score is the normalized nonconformity of remaining tokens r at x (z
+// standardised).
+func (m *Remaining) score(x, z []float64, r float64) float64 {
+	return math.Abs(r/math.Exp(m.Mean.at(x))-1) / m.scale(z)
 }
 
 func (m *Remaining) scale(z []float64) float64 {
@@ -52,10 +57,10 @@ func (m *Remaining) scale(z []float64) float64 {
 
 // calibrate sets Q to the ⌈(n+1)·coverage⌉-th smallest score of the
 // held-out probes (the largest when that rank exceeds n).
-func (m *Remaining) calibrate(zs [][]float64, rs []float64, coverage float64) {
+func (m *Remaining) calibrate(xs, zs [][]float64, rs []float64, coverage float64) {
 	scores := make([]float64, len(zs))
 	for i, z := range zs {
-		scores[i] = m.score(z, rs[i])
+		scores[i] = m.score(xs[i], z, rs[i])
 	}
 	slices.Sort(scores)
 	n := len(scores)
@@ -73,9 +78,9 @@ func (m *Remaining) calibrate(zs [][]float64, rs []float64, coverage float64) {
 
 // interval is the conformal interval of the remaining tokens at z, in
 // whole tokens.
-func (m *Remaining) interval(z []float64) (lo, hi int64) {
-	mu, w := m.Mean.at(z), m.Q*m.scale(z)
-	lo = int64(math.Floor(math.Exp(mu - w)))
-	hi = int64(math.Ceil(math.Exp(min(mu+w, 40))))
-	return max(lo, 0), max(hi, lo)
+func (m *Remaining) interval(x, z []float64) (lo, hi int64) {
+	c, w := math.Exp(min(m.Mean.at(x), 40)), m.Q*m.scale(z)
+	lo = int64(math.Floor(c * max(1-w, 0)))
+	hi = int64(math.Ceil(c * (1 + w)))
+	return lo, max(hi, lo)
 }

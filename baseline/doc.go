@@ -13,12 +13,14 @@
 // OpenAI request and the guard in-process see the same features.
 //
 // Two models share the features. The remaining tokens of a possible probe
-// are modelled in log space by ridge regression of the mean and of the
-// residual's scale; split conformal prediction on held-out trajectories
-// (Lei et al. 2018, normalized scores) turns them into intervals that cover
-// the truth with the requested probability, marginally. The probability
-// that the run fails is a ridge-penalised logistic regression; the
-// impossible gate is calibrated at the run level (paper §6.1's early stop):
+// are modelled by boosted regression trees of their log (the centre) and a
+// ridge regression of the log relative error (the spread); split conformal
+// prediction on held-out trajectories (Lei et al. 2018, normalized scores)
+// turns them into intervals that cover the truth with the requested
+// probability, marginally. The log-odds that the run fails are boosted
+// trees too (Newton boosting on the logistic loss, each class weighing the
+// same); the impossible gate is calibrated at the run level (paper §6.1's
+// early stop):
 // the threshold is the one at which at most MaxAbort of the successful
 // held-out runs would be stopped at any turn, and the gate is switched off
 // when the held-out failed runs are not stopped significantly more often

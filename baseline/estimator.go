@@ -62,8 +62,9 @@ func (e *Estimator) Answer(msgs []dataset.Message) (Answer, error) {
 	if err := e.check(v); err != nil {
 		return Answer{}, err
 	}
-	z := e.m.Scale.apply(extract(v, e.gs, e.m.Words))
-	a := Answer{View: v, Failure: sigmoid(e.m.Failure.at(z))}
+	x := extract(v, e.gs, e.m.Words)
+	z := e.m.Scale.apply(x)
+	a := Answer{View: v, Failure: sigmoid(e.m.Failure.at(x))}
 	if math.IsNaN(a.Failure) {
 		a.Failure = 0
 	}
@@ -72,7 +73,7 @@ func (e *Estimator) Answer(msgs []dataset.Message) (Answer, error) {
 		a.Text = reward.Tag(reward.Prediction{Kind: reward.Impossible}.Text())
 		return a, nil
 	}
-	a.Low, a.High = e.m.Remaining.interval(z)
+	a.Low, a.High = e.m.Remaining.interval(x, z)
 	a.Text = reward.Tag(reward.Prediction{Kind: reward.Interval, Low: a.Low, High: a.High}.Text())
 	return a, nil
 }

@@ -81,45 +81,6 @@ func ridge(zs [][]float64, ys, wts []float64, lambda float64) Linear {
 	return solve(a, b)
 }
 
-// logistic fits P(y) = σ(w · z) by Newton's method with an L2 penalty
-// lambda on every weight but the intercept, weights wts per example.
-func logistic(zs [][]float64, ys []bool, wts []float64, lambda float64) Linear {
-	d := len(zs[0])
-	w := make(Linear, d)
-	for range 50 {
-		h := make([][]float64, d)
-		for i := range h {
-			h[i] = make([]float64, d)
-		}
-		g := make([]float64, d)
-		for i, z := range zs {
-			p := sigmoid(w.at(z))
-			y := b2f(ys[i])
-			for j := range d {
-				g[j] += wts[i] * (p - y) * z[j]
-				for k := range d {
-					h[j][k] += wts[i] * p * (1 - p) * z[j] * z[k]
-				}
-			}
-		}
-		for j := 1; j < d; j++ {
-			g[j] += lambda * w[j]
-			h[j][j] += lambda
-		}
-		h[0][0] += 1e-9
-		step := solve(h, g)
-		moved := 0.0
-		for j := range w {
-			w[j] -= step[j]
-			moved = max(moved, math.Abs(step[j]))
-		}
-		if moved < 1e-10 {
-			break
-		}
-	}
-	return w
-}
-
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
 // solve solves a x = b for a symmetric positive definite a by Cholesky

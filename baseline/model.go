@@ -45,8 +45,8 @@ type Model struct {
 	// Scale standardises the features; Words scores the words group.
 	Scale Scale  `json:"scale"`
 	Words *Bayes `json:"words,omitempty"`
-	// Failure is the logistic regression of the run's failure.
-	Failure   Linear    `json:"failure"`
+	// Failure is the boosted trees of the log-odds that the run fails.
+	Failure   *Boost    `json:"failure"`
 	Remaining Remaining `json:"remaining"`
 	Gate      Gate      `json:"gate"`
 }
@@ -121,10 +121,10 @@ func (m *Model) check() error {
 	switch {
 	case len(m.Scale.Mean) != d-1 || len(m.Scale.Std) != d-1:
 		return fmt.Errorf("%w: scale: want %d features", ErrVersion, d-1)
-	case len(m.Failure) != d:
-		return fmt.Errorf("%w: failure: want %d weights, got %d", ErrVersion, d, len(m.Failure))
-	case len(m.Remaining.Mean) != d || len(m.Remaining.Spread) != d:
-		return fmt.Errorf("%w: remaining: want %d weights", ErrVersion, d)
+	case m.Failure == nil || !m.Failure.fits(d-1):
+		return fmt.Errorf("%w: failure: trees over other features than the %d listed", ErrVersion, d-1)
+	case m.Remaining.Mean == nil || !m.Remaining.Mean.fits(d-1) || len(m.Remaining.Spread) != d:
+		return fmt.Errorf("%w: remaining: want trees and %d weights over the features listed", ErrVersion, d)
 	}
 	return nil
 }

@@ -27,6 +27,9 @@ var sokobanGroup = &group{
 		{"sk_dist_delta", "sokoban", "box distance now minus three turns before"},
 		{"sk_blocked_last", "sokoban", "share of the last answer's moves that hit a wall or an immovable box"},
 		{"sk_unparsed", "sokoban", "1 when the room could not be read"},
+		{"sk_need", "sokoban", "box distance plus the player's distance to the nearest box: moves still needed, at least"},
+		{"sk_rate", "sokoban", "moves needed removed per move played since the first observation"},
+		{"sk_log_token_need", "sokoban", "log(1 + tokens the needed moves cost at the run's own rate and tokens per turn / budget left)"},
 	},
 	fill: fillSokoban,
 }
@@ -190,6 +193,19 @@ func fillSokoban(v *View, out []float64) {
 	if played > 0 {
 		out[10] = float64(blocked) / float64(played)
 	}
+	need := dist + player
+	out[12] = float64(need)
+	rate := 1.0
+	if first, ok := parseRoom(v.Observations[0]); ok && len(v.Answers) > 0 {
+		_, d0, p0, _ := first.measure()
+		rate = float64(d0+p0-need) / float64(perTurn*len(v.Answers))
+	}
+	out[13] = rate
+	used := float64(v.Used())
+	budgetLeft := max(float64(v.Stated.Budget)-used, 1)
+	perTurnTokens := used / float64(max(len(v.Answers), 1))
+	turnsNeeded := float64(need) / max(rate, 0.1) / float64(perTurn)
+	out[14] = math.Log1p(min(turnsNeeded*perTurnTokens/budgetLeft, 100))
 }
 
 // sokobanTurnsLeft is the turns left after the last answer: the last

@@ -212,7 +212,7 @@ func (m *Model) fit(gs []*group, exs []example) error {
 	zs := make([][]float64, len(xs))
 	ys := make([]bool, len(xs))
 	wts := make([]float64, len(xs))
-	var rz [][]float64
+	var rx, rz [][]float64
 	var rs []float64
 	for i, x := range xs {
 		zs[i], ys[i] = m.Scale.apply(x), exs[i].failed
@@ -222,14 +222,14 @@ func (m *Model) fit(gs []*group, exs []example) error {
 			wts[i] = float64(len(xs)) / 2 / float64(succ)
 		}
 		if exs[i].possible && exs[i].remaining >= 1 {
-			rz, rs = append(rz, zs[i]), append(rs, exs[i].remaining)
+			rx, rz, rs = append(rx, x), append(rz, zs[i]), append(rs, exs[i].remaining)
 		}
 	}
 	if len(rs) == 0 {
 		return fmt.Errorf("%w: the fitting part has no possible probe", ErrData)
 	}
-	m.Failure = logistic(zs, ys, wts, lambda)
-	m.Remaining = fitRemaining(rz, rs, lambda)
+	m.Failure = fitBoost(xs, wts, 0, logLoss(ys), defaultBoost)
+	m.Remaining = fitRemaining(rx, rz, rs, lambda)
 	return nil
 }
 
@@ -288,13 +288,14 @@ func crossFitWords(exs []example, xs [][]float64, wi int, seed uint64) *Bayes {
 // calibrate places the conformal quantile on the held-out possible probes
 // and the gate on the held-out runs.
 func (m *Model) calibrate(gs []*group, exs []example) error {
-	var rz [][]float64
+	var rx, rz [][]float64
 	var rs []float64
 	peaks := map[string]*run{}
 	var order []string
 	for _, e := range exs {
-		z := m.Scale.apply(extract(e.view, gs, m.Words))
-		p := sigmoid(m.Failure.at(z))
+		x := extract(e.view, gs, m.Words)
+		z := m.Scale.apply(x)
+		p := sigmoid(m.Failure.at(x))
 		r := peaks[e.traj]
 		if r == nil {
 			r = &run{failed: e.failed}
@@ -303,13 +304,13 @@ func (m *Model) calibrate(gs []*group, exs []example) error {
 		}
 		r.peak = max(r.peak, p)
 		if e.possible && e.remaining >= 1 {
-			rz, rs = append(rz, z), append(rs, e.remaining)
+			rx, rz, rs = append(rx, x), append(rz, z), append(rs, e.remaining)
 		}
 	}
 	if len(rs) == 0 {
 		return fmt.Errorf("%w: the calibration part has no possible probe", ErrData)
 	}
-	m.Remaining.calibrate(rz, rs, m.Coverage)
+	m.Remaining.calibrate(rx, rz, rs, m.Coverage)
 	runs := make([]run, len(order))
 	for i, id := range order {
 		runs[i] = *peaks[id]
