@@ -12,11 +12,16 @@ import (
 // scores |r/c − 1| / s, so that [c·(1 − Q·s), c·(1 + Q·s)] covers r with
 // probability Coverage (split conformal with normalized scores, Lei et al.
 // 2018, §5.2). The centre is the interval's midpoint unless the lower end
-// is cut at 0.
+// is cut at 0. Q is taken per bucket of completed turns (ByTurns).
 type Remaining struct {
 	Mean   *Boost  `json:"mean"`
 	Spread Linear  `json:"spread"`
 	Q      float64 `json:"q"`
+	// ByTurns holds the quantile of each turn bucket (see turnBucket) that
+	// had minBucket held-out probes or more, Mondrian conformal prediction
+	// (Vovk et al. 2005, §4.5): coverage then holds within each bucket, not
+	// only overall. A bucket without one takes Q.
+	ByTurns []float64 `json:"q_by_turns"`
 	// Calibration counts the held-out possible probes Q was taken from, and
 	// Covered the share of them the intervals cover.
 	Calibration int     `json:"calibration_probes"`
@@ -55,31 +60,67 @@ func (m *Remaining) scale(z []float64) float64 {
 	return math.Exp(m.Spread.at(z))
 }
 
-// calibrate sets Q to the ⌈(n+1)·coverage⌉-th smallest score of the
-// held-out probes (the largest when that rank exceeds n).
-func (m *Remaining) calibrate(xs, zs [][]float64, rs []float64, coverage float64) {
-	scores := make([]float64, len(zs))
-	for i, z := range zs {
-		scores[i] = m.score(xs[i], z, rs[i])
+// turnBuckets are the first completed-turn counts of each bucket: turns
+// 0, 1, 2, 3–4, 5–7, 8 and more.
+var turnBuckets = []int{0, 1, 2, 3, 5, 8}
+
+// minBucket is the fewest held-out probes a bucket needs for its own
+// quantile.
+const minBucket = 50
+
+// turnBucket is the bucket of a probe after k completed turns.
+func turnBucket(k int) int {
+	b := 0
+	for i, start := range turnBuckets {
+		if k >= start {
+			b = i
+		}
 	}
-	slices.Sort(scores)
-	n := len(scores)
-	rank := int(math.Ceil(float64(n+1) * coverage))
-	m.Q = scores[min(rank, n)-1]
-	m.Calibration = n
+	return b
+}
+
+// calibrate sets Q, and each bucket's, to the ⌈(n+1)·coverage⌉-th smallest
+// score of the held-out probes (the largest when that rank exceeds n);
+// turns are the probes' completed turns.
+func (m *Remaining) calibrate(xs, zs [][]float64, rs []float64, turns []int, coverage float64) {
+	all := make([]float64, len(zs))
+	byBucket := make([][]float64, len(turnBuckets))
+	for i, z := range zs {
+		all[i] = m.score(xs[i], z, rs[i])
+		b := turnBucket(turns[i])
+		byBucket[b] = append(byBucket[b], all[i])
+	}
+	m.Q = quantile(all, coverage)
+	m.ByTurns = make([]float64, len(turnBuckets))
+	for b, scores := range byBucket {
+		m.ByTurns[b] = m.Q
+		if len(scores) >= minBucket {
+			m.ByTurns[b] = quantile(scores, coverage)
+		}
+	}
+	m.Calibration = len(all)
 	covered := 0
-	for _, s := range scores {
-		if s <= m.Q {
+	for i, s := range all {
+		if s <= m.ByTurns[turnBucket(turns[i])] {
 			covered++
 		}
 	}
-	m.Covered = float64(covered) / float64(n)
+	m.Covered = float64(covered) / float64(len(all))
+}
+
+// quantile is the conformal quantile of scores: the ⌈(n+1)·coverage⌉-th
+// smallest, the largest when that rank exceeds n. It sorts scores.
+func quantile(scores []float64, coverage float64) float64 {
+	slices.Sort(scores)
+	n := len(scores)
+	rank := int(math.Ceil(float64(n+1) * coverage))
+	return scores[min(rank, n)-1]
 }
 
 // interval is the conformal interval of the remaining tokens at z, in
 // whole tokens.
-func (m *Remaining) interval(x, z []float64) (lo, hi int64) {
-	c, w := math.Exp(min(m.Mean.at(x), 40)), m.Q*m.scale(z)
+func (m *Remaining) interval(x, z []float64, turns int) (lo, hi int64) {
+	c, w := math.Exp(min(m.Mean.at(x), 40)), m.ByTurns[turnBucket(turns)]*m.scale(z)
 	lo = int64(math.Floor(c * max(1-w, 0)))
 	hi = int64(math.Ceil(c * (1 + w)))
 	return lo, max(hi, lo)

@@ -73,7 +73,7 @@ func (e *Estimator) Answer(msgs []dataset.Message) (Answer, error) {
 		a.Text = reward.Tag(reward.Prediction{Kind: reward.Impossible}.Text())
 		return a, nil
 	}
-	a.Low, a.High = e.m.Remaining.interval(x, z)
+	a.Low, a.High = e.m.Remaining.interval(x, z, v.Turns())
 	a.Text = reward.Tag(reward.Prediction{Kind: reward.Interval, Low: a.Low, High: a.High}.Text())
 	return a, nil
 }

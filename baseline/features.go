@@ -124,9 +124,13 @@ func fillNumeric(v *View, out []float64) {
 	out[8] = math.Log1p(affordable)
 }
 
-// window bounds how far back repeats are looked for, so that a feature
-// costs O(turns) on long sessions.
-const window = 6
+// window bounds how far back a repeat is looked for, and recent how many
+// of the newest observations and answers the repeat features read, so
+// that they cost the same on a session's 100th turn as on its 10th.
+const (
+	window = 6
+	recent = 12
+)
 
 // sameLines is the share of shared lines at which two observations count
 // as the same state.
@@ -135,12 +139,12 @@ const sameLines = 0.75
 var repeatGroup = &group{
 	name: GroupRepeat,
 	features: []Feature{
-		{"obs_repeat", GroupRepeat, "share of observations that repeat one of the previous 6 (≥ 75% of lines shared)"},
+		{"obs_repeat", GroupRepeat, "share of the 12 newest observations that repeat one of the 6 before them (≥ 75% of lines shared)"},
 		{"obs_same_last", GroupRepeat, "share of lines the last two observations share"},
-		{"obs_stuck", GroupRepeat, "consecutive newest observations that repeat the one before"},
-		{"ans_repeat", GroupRepeat, "share of answers equal to one of the previous 6"},
+		{"obs_stuck", GroupRepeat, "consecutive newest observations that repeat the one before (at most 12)"},
+		{"ans_repeat", GroupRepeat, "share of the 12 newest answers equal to one of the 6 before them"},
 		{"ans_same_last", GroupRepeat, "1 when the last answer equals the one before"},
-		{"error_share", GroupRepeat, "share of observations that report an error"},
+		{"error_share", GroupRepeat, "share of the 12 newest observations (the task's first message aside) that report an error"},
 	},
 	fill: fillRepeat,
 }
@@ -148,50 +152,58 @@ var repeatGroup = &group{
 var errorRe = regexp.MustCompile(`(?i)\b(error|exception|traceback|invalid|failed|not found|no such)\b`)
 
 func fillRepeat(v *View, out []float64) {
-	obs := make([][]uint64, len(v.Observations))
-	for i, o := range v.Observations {
+	from := max(0, len(v.Observations)-recent-window)
+	obs := make([][]uint64, len(v.Observations)-from)
+	for i, o := range v.Observations[from:] {
 		obs[i] = lineSet(o)
 	}
-	repeats, stuck := 0, 0
-	for i := 1; i < len(obs); i++ {
+	out[0], out[2] = repeats(len(obs), func(i, j int) bool { return jaccard(obs[i], obs[j]) >= sameLines })
+	if n := len(obs); n > 1 {
+		out[1] = jaccard(obs[n-1], obs[n-2])
+	}
+	from = max(0, len(v.Answers)-recent-window)
+	ans := make([]string, len(v.Answers)-from)
+	for i, a := range v.Answers[from:] {
+		ans[i] = answerOf(a)
+	}
+	out[3], _ = repeats(len(ans), func(i, j int) bool { return ans[i] == ans[j] })
+	if n := len(ans); n > 1 {
+		out[4] = b2f(ans[n-1] == ans[n-2])
+	}
+	errs, n := 0, 0
+	for i := max(1, len(v.Observations)-recent); i < len(v.Observations); i++ {
+		n++
+		if errorRe.MatchString(v.Observations[i]) {
+			errs++
+		}
+	}
+	if n > 0 {
+		out[5] = float64(errs) / float64(n)
+	}
+}
+
+// repeats returns, for n items of which same(i, j) says whether two are
+// the same, the share of the recent newest (each after the first) that
+// repeat one of the window before them, and how many newest items in a
+// row repeat the one before.
+func repeats(n int, same func(i, j int) bool) (share, stuck float64) {
+	hits, of := 0, 0
+	for i := max(1, n-recent); i < n; i++ {
+		of++
 		for j := i - 1; j >= max(0, i-window); j-- {
-			if jaccard(obs[i], obs[j]) >= sameLines {
-				repeats++
+			if same(i, j) {
+				hits++
 				break
 			}
 		}
 	}
-	for i := len(obs) - 1; i >= 1 && jaccard(obs[i], obs[i-1]) >= sameLines; i-- {
+	for i := n - 1; i >= 1 && i >= n-recent && same(i, i-1); i-- {
 		stuck++
 	}
-	if n := len(obs); n > 1 {
-		out[0] = float64(repeats) / float64(n-1)
-		out[1] = jaccard(obs[n-1], obs[n-2])
+	if of > 0 {
+		share = float64(hits) / float64(of)
 	}
-	out[2] = float64(stuck)
-	ans := make([]string, len(v.Answers))
-	for i, a := range v.Answers {
-		ans[i] = answerOf(a)
-	}
-	same := 0
-	for i := 1; i < len(ans); i++ {
-		if slices.Contains(ans[max(0, i-window):i], ans[i]) {
-			same++
-		}
-	}
-	if n := len(ans); n > 1 {
-		out[3] = float64(same) / float64(n-1)
-		out[4] = b2f(ans[n-1] == ans[n-2])
-	}
-	errs := 0
-	for _, o := range v.Observations[min(1, len(v.Observations)):] {
-		if errorRe.MatchString(o) {
-			errs++
-		}
-	}
-	if n := len(v.Observations) - 1; n > 0 {
-		out[5] = float64(errs) / float64(n)
-	}
+	return share, stuck
 }
 
 // answerOf is an answer's action: its <answer> content, else the whole

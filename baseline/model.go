@@ -123,7 +123,7 @@ func (m *Model) check() error {
 		return fmt.Errorf("%w: scale: want %d features", ErrVersion, d-1)
 	case m.Failure == nil || !m.Failure.fits(d-1):
 		return fmt.Errorf("%w: failure: trees over other features than the %d listed", ErrVersion, d-1)
-	case m.Remaining.Mean == nil || !m.Remaining.Mean.fits(d-1) || len(m.Remaining.Spread) != d:
+	case m.Remaining.Mean == nil || !m.Remaining.Mean.fits(d-1) || len(m.Remaining.Spread) != d || len(m.Remaining.ByTurns) != len(turnBuckets):
 		return fmt.Errorf("%w: remaining: want trees and %d weights over the features listed", ErrVersion, d)
 	}
 	return nil

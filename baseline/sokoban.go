@@ -17,13 +17,13 @@ var sokobanGroup = &group{
 	features: []Feature{
 		{"sk_boxes_off", "sokoban", "boxes not on a target, after the last answer's moves"},
 		{"sk_on_share", "sokoban", "share of boxes on targets"},
-		{"sk_dist", "sokoban", "sum over boxes off target of the distance to the nearest target"},
+		{"sk_dist", "sokoban", "sum over boxes off target of the distance to the nearest free target"},
 		{"sk_player_dist", "sokoban", "distance from the player to the nearest box off target"},
 		{"sk_cornered", "sokoban", "boxes off target in a corner of walls (the room is unsolvable)"},
 		{"sk_turns_left", "sokoban", "turns left after the last answer"},
 		{"sk_need_ratio", "sokoban", "box distance / moves the turns left allow"},
 		{"sk_infeasible", "sokoban", "1 when a box is cornered or the distance exceeds the moves left"},
-		{"sk_stalled", "sokoban", "turns since a box last moved"},
+		{"sk_stalled", "sokoban", "turns since a box last moved (at most 12)"},
 		{"sk_dist_delta", "sokoban", "box distance now minus three turns before"},
 		{"sk_blocked_last", "sokoban", "share of the last answer's moves that hit a wall or an immovable box"},
 		{"sk_unparsed", "sokoban", "1 when the room could not be read"},
@@ -110,7 +110,7 @@ func (r *room) play(answer string) (played, blocked int) {
 }
 
 // measure returns the boxes off target, their summed distance to the
-// nearest target, the player's distance to the nearest of them and how
+// nearest free target, the player's distance to the nearest of them and how
 // many sit in a corner of walls.
 func (r *room) measure() (off, dist, player, cornered int) {
 	player = math.MaxInt
@@ -121,7 +121,9 @@ func (r *room) measure() (off, dist, player, cornered int) {
 		off++
 		best := math.MaxInt
 		for t := range r.targets {
-			best = min(best, manhattan(b, t))
+			if !r.boxes[t] {
+				best = min(best, manhattan(b, t))
+			}
 		}
 		if best != math.MaxInt {
 			dist += best
@@ -165,9 +167,17 @@ func fillSokoban(v *View, out []float64) {
 		out[11] = 1
 		return
 	}
-	played, blocked := 0, 0
+	played, blocked, moved := 0, 0, false
 	if len(v.Answers) >= k {
+		before := len(r.boxes)
+		old := make([][2]int, 0, before)
+		for b := range r.boxes {
+			old = append(old, b)
+		}
 		played, blocked = r.play(v.Answers[k-1])
+		for _, b := range old {
+			moved = moved || !r.boxes[b]
+		}
 	}
 	off, dist, player, cornered := r.measure()
 	left := sokobanTurnsLeft(v)
@@ -183,7 +193,7 @@ func fillSokoban(v *View, out []float64) {
 	out[5] = float64(left)
 	out[6] = float64(dist) / float64(perTurn*max(left, 0)+1)
 	out[7] = b2f(cornered > 0 || dist > perTurn*max(left, 0))
-	out[8] = float64(sokobanStalled(v, r))
+	out[8] = float64(sokobanStalled(v, moved))
 	if k >= 3 {
 		if old, ok := parseRoom(v.Observations[k-3]); ok {
 			_, d, _, _ := old.measure()
@@ -224,12 +234,17 @@ func sokobanTurnsLeft(v *View) int {
 }
 
 // sokobanStalled counts the turns, newest first, after which the boxes
-// stood where they stand now.
-func sokobanStalled(v *View, now *room) int {
-	n := 0
-	for i := len(v.Observations) - 1; i >= 0 && n < window*4; i-- {
-		r, ok := parseRoom(v.Observations[i])
-		if !ok || !sameBoxes(r.boxes, now.boxes) {
+// stood where they stand now: 0 when the last answer moved one, else one
+// more than the observations whose "Boxes:" line repeats the one before,
+// at most recent.
+func sokobanStalled(v *View, moved bool) int {
+	if moved {
+		return 0
+	}
+	n := 1
+	for i := len(v.Observations) - 1; i >= 1 && n < recent; i-- {
+		a, b := boxesLine(v.Observations[i]), boxesLine(v.Observations[i-1])
+		if a == "" || a != b {
 			break
 		}
 		n++
@@ -237,14 +252,12 @@ func sokobanStalled(v *View, now *room) int {
 	return n
 }
 
-func sameBoxes(a, b map[[2]int]bool) bool {
-	if len(a) != len(b) {
-		return false
+// boxesLine is an observation's "Boxes: …" line, "" without one.
+func boxesLine(obs string) string {
+	i := strings.LastIndex(obs, "\nBoxes: ")
+	if i < 0 {
+		return ""
 	}
-	for p := range a {
-		if !b[p] {
-			return false
-		}
-	}
-	return true
+	line, _, _ := strings.Cut(obs[i+1:], "\n")
+	return line
 }

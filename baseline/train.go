@@ -290,6 +290,7 @@ func crossFitWords(exs []example, xs [][]float64, wi int, seed uint64) *Bayes {
 func (m *Model) calibrate(gs []*group, exs []example) error {
 	var rx, rz [][]float64
 	var rs []float64
+	var turns []int
 	peaks := map[string]*run{}
 	var order []string
 	for _, e := range exs {
@@ -305,12 +306,13 @@ func (m *Model) calibrate(gs []*group, exs []example) error {
 		r.peak = max(r.peak, p)
 		if e.possible && e.remaining >= 1 {
 			rx, rz, rs = append(rx, x), append(rz, z), append(rs, e.remaining)
+			turns = append(turns, e.view.Turns())
 		}
 	}
 	if len(rs) == 0 {
 		return fmt.Errorf("%w: the calibration part has no possible probe", ErrData)
 	}
-	m.Remaining.calibrate(rx, rz, rs, m.Coverage)
+	m.Remaining.calibrate(rx, rz, rs, turns, m.Coverage)
 	runs := make([]run, len(order))
 	for i, id := range order {
 		runs[i] = *peaks[id]

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"bagen-data/baseline"
 	"bagen-data/dataset"
 	predict "bagen-data/eval/prediction"
+	"bagen-data/tokenizer"
 )
 
 // baselineData builds the embedded Sokoban (or task's) fixtures into a
@@ -24,18 +26,20 @@ var baselineData = struct {
 
 // buildFixtures returns a directory build wrote from task's embedded
 // fixtures, built once and copied into the test's temporary directory.
-func buildFixtures(t *testing.T, task string) string {
+func buildFixtures(t testing.TB, task string) string {
 	t.Helper()
-	needTokenizer(t)
+	if _, err := os.Stat(tokenizer.DefaultPath()); err != nil {
+		t.Fatalf("%s is missing: run `make tokenizer` first", tokenizer.DefaultPath())
+	}
 	baselineData.Lock()
+	defer baselineData.Unlock()
 	src, ok := baselineData.dirs[task]
 	if !ok {
 		src = filepath.Join(os.TempDir(), fmt.Sprintf("bagen-baseline-%s-%d", task, os.Getpid()))
 		os.RemoveAll(src)
-		runGRPOApp(t, "build", "--task", task, "--out", src, "-q")
+		runBaselineApp(t, "build", "--task", task, "--out", src, "-q")
 		baselineData.dirs[task] = src
 	}
-	baselineData.Unlock()
 	dst := filepath.Join(t.TempDir(), "data")
 	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)
@@ -45,14 +49,23 @@ func buildFixtures(t *testing.T, task string) string {
 
 // trainBaseline trains a model on dirs with extra flags and returns its
 // path.
-func trainBaseline(t *testing.T, out string, dirs []string, more ...string) string {
+func trainBaseline(t testing.TB, out string, dirs []string, more ...string) string {
 	t.Helper()
 	args := []string{"baseline", "train", "--out", out, "-q"}
 	for _, d := range dirs {
 		args = append(args, "--data", d)
 	}
-	runGRPOApp(t, append(args, more...)...)
+	runBaselineApp(t, append(args, more...)...)
 	return out
+}
+
+// runBaselineApp runs bagen-data with args and fails the test or
+// benchmark on an error.
+func runBaselineApp(t testing.TB, args ...string) {
+	t.Helper()
+	if _, stderr, err := runReward(context.Background(), args...); err != nil {
+		t.Fatalf("bagen-data %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
 }
 
 // TestBaselineTrainDeterministicWithoutEval trains twice on the same data
