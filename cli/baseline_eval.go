@@ -11,6 +11,7 @@ import (
 
 	"bagen-data/baseline"
 	"bagen-data/dataset"
+	"bagen-data/eval"
 	predict "bagen-data/eval/prediction"
 	"bagen-data/internal/atomicfile"
 )
@@ -73,6 +74,9 @@ func runBaselineEval(c *ucli.Context) error {
 	if err := printRun(c, run); err != nil {
 		return err
 	}
+	if !c.Bool("quiet") {
+		printStopIntervals(c, eval.Score(rows, set).Rows)
+	}
 	return writeEvalOutputs(c, run)
 }
 
@@ -119,4 +123,33 @@ func baselinePredictions(c *ucli.Context, preds []predict.Prediction, model stri
 		return nil, "", fmt.Errorf("baseline eval: %w", err)
 	}
 	return set, out, nil
+}
+
+// printStopIntervals says on stderr what the early stop costs and saves,
+// run by run, with --bootstrap resamples' 95% intervals: eval's report
+// gives the share of all runs aborted; the guard's user asks for the
+// share of successful ones.
+func printStopIntervals(c *ucli.Context, rows []eval.Scored) {
+	e := eval.EarlyStopOf(rows)
+	aborted := func(s []eval.Scored) eval.Num {
+		e := eval.EarlyStopOf(s)
+		if e.Successful == 0 {
+			return eval.NaN
+		}
+		return eval.Num(float64(e.AbortedSuccessful) / float64(e.Successful))
+	}
+	saved := func(s []eval.Scored) eval.Num { return eval.EarlyStopOf(s).SavedShare }
+	n, seed := c.Int("bootstrap"), c.Uint64("seed")
+	a, sv := eval.BootstrapOf(rows, n, seed, aborted), eval.BootstrapOf(rows, n, seed, saved)
+	fmt.Fprintf(c.App.ErrWriter, "baseline eval: early stop: %d of %d successful runs aborted (%s, 95%% CI %s–%s); %s of failed runs' tokens saved (95%% CI %s–%s), at 0 estimator tokens\n",
+		e.AbortedSuccessful, e.Successful, pct(aborted(rows)), pct(a.Low), pct(a.High), pct(e.SavedShare), pct(sv.Low), pct(sv.High))
+}
+
+// pct writes a share as a percentage with one decimal, "n/a" when
+// undefined.
+func pct(v eval.Num) string {
+	if !v.Defined() {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(v))
 }

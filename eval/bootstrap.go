@@ -59,10 +59,43 @@ func Bootstrap(rows []Scored, replicates int, seed uint64) map[string]CI {
 	if replicates <= 0 || len(rows) == 0 {
 		return nil
 	}
-	groups := clusters(rows)
 	first := FirstTurn(rows)
-	rng := rand.New(rand.NewPCG(seed, 0x62616765)) // "bage"
 	values := make([][]float64, len(Headline))
+	resample(rows, replicates, seed, func(sample []Scored) {
+		m := headline(sample, first)
+		for k, name := range Headline {
+			if v := m.Value(name); v.Defined() {
+				values[k] = append(values[k], float64(v))
+			}
+		}
+	})
+	out := make(map[string]CI, len(Headline))
+	for k, name := range Headline {
+		out[name] = percentileCI(values[k])
+	}
+	return out
+}
+
+// BootstrapOf returns the percentile 95% interval of f over replicates
+// resamples of rows, drawn as Bootstrap draws them (whole trajectories);
+// f's undefined values are left out. rows is not modified.
+func BootstrapOf(rows []Scored, replicates int, seed uint64, f func([]Scored) Num) CI {
+	var values []float64
+	if replicates > 0 && len(rows) > 0 {
+		resample(rows, replicates, seed, func(sample []Scored) {
+			if v := f(sample); v.Defined() {
+				values = append(values, float64(v))
+			}
+		})
+	}
+	return percentileCI(values)
+}
+
+// resample calls fn with replicates resamples of rows' trajectories,
+// with replacement, the same seed giving the same resamples.
+func resample(rows []Scored, replicates int, seed uint64, fn func([]Scored)) {
+	groups := clusters(rows)
+	rng := rand.New(rand.NewPCG(seed, 0x62616765)) // "bage"
 	sample := make([]Scored, 0, len(rows))
 	for range replicates {
 		sample = sample[:0]
@@ -71,24 +104,20 @@ func Bootstrap(rows []Scored, replicates int, seed uint64) map[string]CI {
 				sample = append(sample, rows[i])
 			}
 		}
-		m := headline(sample, first)
-		for k, name := range Headline {
-			if v := m.Value(name); v.Defined() {
-				values[k] = append(values[k], float64(v))
-			}
-		}
+		fn(sample)
 	}
-	out := make(map[string]CI, len(Headline))
-	for k, name := range Headline {
-		ci := CI{Low: NaN, High: NaN, Replicates: len(values[k])}
-		if len(values[k]) > 0 {
-			slices.Sort(values[k])
-			ci.Low = Num(linearSorted(values[k], 2.5))
-			ci.High = Num(linearSorted(values[k], 97.5))
-		}
-		out[name] = ci
+}
+
+// percentileCI is the 2.5th to 97.5th PercentileLinear of values (sorted
+// in place), NaN without any.
+func percentileCI(values []float64) CI {
+	ci := CI{Low: NaN, High: NaN, Replicates: len(values)}
+	if len(values) > 0 {
+		slices.Sort(values)
+		ci.Low = Num(linearSorted(values, 2.5))
+		ci.High = Num(linearSorted(values, 97.5))
 	}
-	return out
+	return ci
 }
 
 // clusters groups row indices by trajectory, in order of first appearance.

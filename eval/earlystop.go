@@ -58,6 +58,9 @@ func (t *trajectory) add(r Scored) {
 	}
 }
 
+// EarlyStopOf replays the early stop on rows, as Compute does.
+func EarlyStopOf(rows []Scored) EarlyStop { return earlyStop(rows) }
+
 func earlyStop(rows []Scored) EarlyStop {
 	byID := map[string]*trajectory{}
 	var order []string
