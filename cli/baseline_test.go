@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -192,14 +195,59 @@ func TestBaselineBadInputs(t *testing.T) {
 	}
 }
 
-// decodeJSON decodes a file's JSON into v.
-func decodeJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := os.ReadFile(path)
+
+// TestBaselineIndependentSuccess builds the Sokoban fixtures with
+// outcomes drawn at random (and a budget no run reaches, so that the
+// labels are the outcomes alone): no feature says anything about success,
+// and the model must stop no run, not a random few.
+func TestBaselineIndependentSuccess(t *testing.T) {
+	data := buildFixtures(t, "sokoban")
+	dir := t.TempDir()
+	ids := map[string]bool{}
+	for _, f := range []string{dataset.RLFile, dataset.EvalFile} {
+		rows, err := dataset.ReadRL(filepath.Join(data, filepath.FromSlash(f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			ids[r.ExtraInfo.TrajectoryID] = true
+		}
+	}
+	sft, err := dataset.ReadSFT(filepath.Join(data, filepath.FromSlash(dataset.SFTFile)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
+	for _, r := range sft {
+		ids[dataset.TrajectoryOf(r.CustomID)] = true
+	}
+	sorted := slices.Sorted(maps.Keys(ids))
+	rng := rand.New(rand.NewPCG(7, 7))
+	outcomes := map[string]bool{}
+	for _, id := range sorted {
+		outcomes[id] = rng.Float64() < 0.55
+	}
+	b, _ := json.Marshal(outcomes)
+	success := filepath.Join(dir, "success.json")
+	os.WriteFile(success, b, 0o644)
+	random := filepath.Join(dir, "random")
+	runBaselineApp(t, "build", "--success-file", success, "--budget", "100000", "--split-by", "trajectory", "--out", random, "-q")
+	model := trainBaseline(t, filepath.Join(dir, "m.json"), []string{random})
+	m, err := baseline.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Gate.On {
+		t.Errorf("the gate is on (%+v) on outcomes drawn at random", m.Gate)
+	}
+	preds := filepath.Join(dir, "p.jsonl")
+	runBaselineApp(t, "baseline", "eval", "--model", model, "--data", random, "--predictions-out", preds, "--bootstrap", "0")
+	texts, _ := readAnswers(t, preds)
+	for id, a := range texts {
+		if strings.Contains(a, "impossible") {
+			t.Errorf("%s: %q on outcomes drawn at random", id, a)
+		}
+	}
+	if len(texts) == 0 {
+		t.Error("no answers")
 	}
 }
