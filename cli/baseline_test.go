@@ -195,7 +195,6 @@ func TestBaselineBadInputs(t *testing.T) {
 	}
 }
 
-
 // TestBaselineIndependentSuccess builds the Sokoban fixtures with
 // outcomes drawn at random (and a budget no run reaches, so that the
 // labels are the outcomes alone): no feature says anything about success,
