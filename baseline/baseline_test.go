@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"bagen-data/dataset"
+	"bagen-data/fixtures/sokoban"
 	"bagen-data/probes"
 )
 
@@ -118,27 +119,29 @@ func TestRoomPlay(t *testing.T) {
 	// Box (2, 2) is 1 from target (1, 2); box (2, 4) is 3 from (1, 2) and
 	// 5 from (4, 1); the player is 2 from either box; (2, 4) touches the
 	// right wall only.
-	if off, dist, player, cornered := r.measure(); off != 2 || dist != 4 || player != 2 || cornered != 0 {
+	if off, dist, player, cornered := measure(r); off != 2 || dist != 4 || player != 2 || cornered != 0 {
 		t.Errorf("before: %d off, distance %d, player %d, cornered %d; want 2, 4, 2, 0", off, dist, player, cornered)
 	}
 	// Left to (3, 2), Up pushes the box at (2, 2) onto (1, 2), Up again
-	// is blocked by the box on the target against the wall, Right walks.
-	played, blocked := r.play("<think>x</think><answer>Left || Up || Up || Right || Jump</answer>")
-	if played != 4 || blocked != 1 {
-		t.Errorf("played %d, blocked %d; want 4, 1", played, blocked)
+	// is blocked by the box on the target against the wall, Right walks;
+	// Jump is no move.
+	played, blocked, pushed := play(r, "<think>x</think><answer>Left || Up || Up || Right || Jump</answer>")
+	if played != 4 || blocked != 1 || !pushed {
+		t.Errorf("played %d, blocked %d, pushed %v; want 4, 1, true", played, blocked, pushed)
 	}
-	if !r.boxes[[2]int{1, 2}] || r.player != [2]int{2, 3} {
-		t.Errorf("boxes %v, player %v; want a box on (1, 2) and the player at (2, 3)", r.boxes, r.player)
+	if !r.Box(sokoban.Pos{Row: 1, Col: 2}) || r.Player() != (sokoban.Pos{Row: 2, Col: 3}) {
+		t.Errorf("boxes %v, player %v; want a box on (1, 2) and the player at (2, 3)", r.Boxes(), r.Player())
 	}
-	// The other box (2, 4) now goes to (4, 1): 5; the player is 1 from it.
-	if off, dist, player, cornered := r.measure(); off != 1 || dist != 5 || player != 1 || cornered != 0 {
+	// The other box (2, 4) now goes to the free target (4, 1): 5; the
+	// player is 1 from it.
+	if off, dist, player, cornered := measure(r); off != 1 || dist != 5 || player != 1 || cornered != 0 {
 		t.Errorf("after: %d off, distance %d, player %d, cornered %d; want 1, 5, 1, 0", off, dist, player, cornered)
 	}
-	r.play("Right || Up || Right")
-	// (2, 4) pushed right is blocked by the wall; nothing moves but the
-	// player, who goes up to (1, 4) and right into the wall.
-	if r.boxes[[2]int{2, 4}] != true || r.player != [2]int{1, 4} {
-		t.Errorf("boxes %v, player %v", r.boxes, r.player)
+	// Pushing (2, 4) right is blocked by the wall; the player then goes up
+	// to (1, 3) and right to (1, 4).
+	if _, blocked, pushed := play(r, "Right || Up || Right"); blocked != 1 || pushed ||
+		!r.Box(sokoban.Pos{Row: 2, Col: 4}) || r.Player() != (sokoban.Pos{Row: 1, Col: 4}) {
+		t.Errorf("blocked %d, pushed %v, boxes %v, player %v; want 1, false, (2, 4) unmoved, (1, 4)", blocked, pushed, r.Boxes(), r.Player())
 	}
 	if _, ok := parseRoom("no room here"); ok {
 		t.Error("a text without a room parsed")

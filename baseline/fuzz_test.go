@@ -32,18 +32,18 @@ func FuzzFeatures(f *testing.F) {
 // FuzzRoom plays arbitrary moves in arbitrary rooms.
 func FuzzRoom(f *testing.F) {
 	f.Add(sokobanObs, "Left || Up || Up")
-	f.Add("State:\n#X#\n#P#\n", "Up || Down")
+	f.Add("State:\n#X#\n#P#\n#O#\n", "Up || Down")
 	f.Fuzz(func(t *testing.T, obs, moves string) {
 		r, ok := parseRoom(obs)
 		if !ok {
 			return
 		}
-		n := len(r.boxes)
-		played, blocked := r.play(moves)
-		if blocked > played || len(r.boxes) != n {
-			t.Fatalf("played %d, blocked %d, boxes %d → %d", played, blocked, n, len(r.boxes))
+		n := r.NumBoxes()
+		played, blocked, _ := play(r, moves)
+		if blocked > played || r.NumBoxes() != n {
+			t.Fatalf("played %d, blocked %d, boxes %d → %d", played, blocked, n, r.NumBoxes())
 		}
-		if off, dist, player, cornered := r.measure(); off < 0 || dist < 0 || player < 0 || cornered > off {
+		if off, dist, player, cornered := measure(r); off < 0 || dist < 0 || player < 0 || cornered > off {
 			t.Fatalf("measure: %d %d %d %d", off, dist, player, cornered)
 		}
 	})

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"bagen-data/fixtures/sokoban"
 )
 
 // The Sokoban features read the room RAGEN's observations show (# wall,
@@ -34,103 +36,69 @@ var sokobanGroup = &group{
 	fill: fillSokoban,
 }
 
-// room is a Sokoban state.
-type room struct {
-	walls, targets, boxes map[[2]int]bool
-	player                [2]int
-}
-
-// parseRoom reads the grid after "State:" in an observation.
-func parseRoom(obs string) (*room, bool) {
+// parseRoom reads the grid after "State:" in an observation with the
+// fixtures' own Sokoban rules.
+func parseRoom(obs string) (*sokoban.Room, bool) {
 	i := strings.LastIndex(obs, "State:\n")
 	if i < 0 {
 		return nil, false
 	}
-	r := &room{walls: map[[2]int]bool{}, targets: map[[2]int]bool{}, boxes: map[[2]int]bool{}}
-	found := false
-	row := 0
+	var grid strings.Builder
 	for line := range strings.Lines(obs[i+len("State:\n"):]) {
 		line = strings.TrimRight(line, "\r\n")
 		if line == "" || strings.Trim(line, "#_OX√PS") != "" {
 			break
 		}
-		col := 0
-		for _, c := range line {
-			p := [2]int{row, col}
-			switch c {
-			case '#':
-				r.walls[p] = true
-			case 'O':
-				r.targets[p] = true
-			case 'X':
-				r.boxes[p] = true
-			case '√':
-				r.boxes[p], r.targets[p] = true, true
-			case 'P':
-				r.player, found = p, true
-			case 'S':
-				r.player, r.targets[p], found = p, true, true
-			}
-			col++
-		}
-		row++
+		grid.WriteString(line + "\n")
 	}
-	return r, found && len(r.boxes) > 0
+	if grid.Len() == 0 {
+		return nil, false
+	}
+	r, err := sokoban.Parse(grid.String())
+	return r, err == nil
 }
 
-var moves = map[string][2]int{"up": {-1, 0}, "down": {1, 0}, "left": {0, -1}, "right": {0, 1}}
-
-// play applies the moves of an answer ("Up || Left"), pushing boxes as
-// the game does, and returns how many moves were blocked.
-func (r *room) play(answer string) (played, blocked int) {
+// play applies the moves of an answer ("Up || Left") and returns how many
+// were played, how many were blocked and whether a box moved.
+func play(r *sokoban.Room, answer string) (played, blocked int, pushed bool) {
 	for _, m := range strings.Split(answerOf(answer), "||") {
-		d, ok := moves[strings.ToLower(strings.TrimSpace(m))]
-		if !ok {
+		a, err := sokoban.ParseAction(m)
+		if err != nil {
 			continue
 		}
 		played++
-		next := [2]int{r.player[0] + d[0], r.player[1] + d[1]}
-		switch {
-		case r.walls[next]:
+		out := r.Step(a)
+		if !out.Moved {
 			blocked++
-		case r.boxes[next]:
-			beyond := [2]int{next[0] + d[0], next[1] + d[1]}
-			if r.walls[beyond] || r.boxes[beyond] {
-				blocked++
-				continue
-			}
-			delete(r.boxes, next)
-			r.boxes[beyond] = true
-			r.player = next
-		default:
-			r.player = next
 		}
+		pushed = pushed || out.Pushed
 	}
-	return played, blocked
+	return played, blocked, pushed
 }
 
 // measure returns the boxes off target, their summed distance to the
 // nearest free target, the player's distance to the nearest of them and how
 // many sit in a corner of walls.
-func (r *room) measure() (off, dist, player, cornered int) {
+func measure(r *sokoban.Room) (off, dist, player, cornered int) {
 	player = math.MaxInt
-	for b := range r.boxes {
-		if r.targets[b] {
+	targets := r.Targets()
+	for _, b := range r.Boxes() {
+		if r.Target(b) {
 			continue
 		}
 		off++
 		best := math.MaxInt
-		for t := range r.targets {
-			if !r.boxes[t] {
+		for _, t := range targets {
+			if !r.Box(t) {
 				best = min(best, manhattan(b, t))
 			}
 		}
 		if best != math.MaxInt {
 			dist += best
 		}
-		player = min(player, manhattan(r.player, b))
-		vert := r.walls[[2]int{b[0] - 1, b[1]}] || r.walls[[2]int{b[0] + 1, b[1]}]
-		horiz := r.walls[[2]int{b[0], b[1] - 1}] || r.walls[[2]int{b[0], b[1] + 1}]
+		player = min(player, manhattan(r.Player(), b))
+		vert := r.Wall(sokoban.Pos{Row: b.Row - 1, Col: b.Col}) || r.Wall(sokoban.Pos{Row: b.Row + 1, Col: b.Col})
+		horiz := r.Wall(sokoban.Pos{Row: b.Row, Col: b.Col - 1}) || r.Wall(sokoban.Pos{Row: b.Row, Col: b.Col + 1})
 		if vert && horiz {
 			cornered++
 		}
@@ -141,7 +109,7 @@ func (r *room) measure() (off, dist, player, cornered int) {
 	return off, dist, player, cornered
 }
 
-func manhattan(a, b [2]int) int { return abs(a[0]-b[0]) + abs(a[1]-b[1]) }
+func manhattan(a, b sokoban.Pos) int { return abs(a.Row-b.Row) + abs(a.Col-b.Col) }
 
 func abs(x int) int {
 	if x < 0 {
@@ -169,24 +137,17 @@ func fillSokoban(v *View, out []float64) {
 	}
 	played, blocked, moved := 0, 0, false
 	if len(v.Answers) >= k {
-		before := len(r.boxes)
-		old := make([][2]int, 0, before)
-		for b := range r.boxes {
-			old = append(old, b)
-		}
-		played, blocked = r.play(v.Answers[k-1])
-		for _, b := range old {
-			moved = moved || !r.boxes[b]
-		}
+		played, blocked, moved = play(r, v.Answers[k-1])
 	}
-	off, dist, player, cornered := r.measure()
+	off, dist, player, cornered := measure(r)
+	boxes := r.NumBoxes()
 	left := sokobanTurnsLeft(v)
 	perTurn := 3
 	if m := maxActionsRe.FindStringSubmatch(v.Observations[0]); m != nil {
 		perTurn, _ = strconv.Atoi(m[1])
 	}
 	out[0] = float64(off)
-	out[1] = float64(len(r.boxes)-off) / float64(len(r.boxes))
+	out[1] = float64(boxes-off) / float64(boxes)
 	out[2] = float64(dist)
 	out[3] = float64(player)
 	out[4] = float64(cornered)
@@ -196,7 +157,7 @@ func fillSokoban(v *View, out []float64) {
 	out[8] = float64(sokobanStalled(v, moved))
 	if k >= 3 {
 		if old, ok := parseRoom(v.Observations[k-3]); ok {
-			_, d, _, _ := old.measure()
+			_, d, _, _ := measure(old)
 			out[9] = float64(dist - d)
 		}
 	}
@@ -207,7 +168,7 @@ func fillSokoban(v *View, out []float64) {
 	out[12] = float64(need)
 	rate := 1.0
 	if first, ok := parseRoom(v.Observations[0]); ok && len(v.Answers) > 0 {
-		_, d0, p0, _ := first.measure()
+		_, d0, p0, _ := measure(first)
 		rate = float64(d0+p0-need) / float64(perTurn*len(v.Answers))
 	}
 	out[13] = rate
