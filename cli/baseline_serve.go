@@ -90,6 +90,8 @@ func runBaselineServe(c *ucli.Context) error {
 // the same text for every temperature and seed, 0 tokens.
 type baselineAnswers struct{ est *baseline.Estimator }
 
+// Answer answers q's messages; a probe of another task is a 400 naming
+// the messages.
 func (b baselineAnswers) Answer(ctx context.Context, q grpo.Query) (grpo.Estimate, error) {
 	start := time.Now()
 	a, err := b.est.Answer(q.Messages)

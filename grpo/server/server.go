@@ -5,10 +5,11 @@
 // the drain on shutdown are those of every bagen-data server
 // (internal/httpd).
 //
-// Each request is decoded (openai.go), answered by a grpo.Estimator (the
-// probe's numbers parsed from its text by probes.ParseProbe, the prompt
-// embedded with the checkpoint's Ollama model through the embedding cache,
-// the head run) and encoded as a Chat Completions response or stream. Bad
+// Each request is decoded (openai.go), answered by the Config's Estimator
+// — a grpo.Estimator (the probe's numbers parsed from its text by
+// probes.ParseProbe, the prompt embedded with the checkpoint's Ollama model
+// through the embedding cache, the head run), or `bagen-data baseline
+// serve`'s model — and encoded as a Chat Completions response or stream. Bad
 // input gets a 4xx with an OpenAI-shaped error naming the field; Ollama
 // unreachable gets a 503 with the reason, which clients retry.
 package server
