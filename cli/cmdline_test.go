@@ -193,7 +193,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"biuld"}, `bagen-data: unknown command "biuld"; did you mean build?`},
 		{[]string{"help", "valdiate"}, `bagen-data: unknown command "valdiate"; did you mean validate?`},
 		{[]string{"reward", "scroe"}, `bagen-data: reward: unknown command "scroe"; did you mean score?`},
-		{[]string{"frobnicate"}, `bagen-data: unknown command "frobnicate"; commands: build, convert, reward, validate, eval, fixtures, grpo, probes, guard`},
+		{[]string{"frobnicate"}, `bagen-data: unknown command "frobnicate"; commands: build, convert, reward, validate, eval, fixtures, grpo, probes, guard, baseline`},
 		{[]string{"build", "-ouput", "x"}, "bagen-data: build: unknown flag --ouput; did you mean --out?"},
 		{[]string{"build", "--sed", "1"}, "bagen-data: build: unknown flag --sed; did you mean --seed?"},
 		{[]string{"probes", "--zzz"}, "bagen-data: probes: unknown flag --zzz (see bagen-data probes --help)"},
