@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -45,7 +46,7 @@ data, flags and --seed write the same bytes.
 		&ucli.StringSliceFlag{Name: "data", Usage: "build output `DIR` (repeatable; its sft and rl splits are read)"},
 		&ucli.StringFlag{Name: "out", Usage: "model `FILE` to write (JSON)"},
 		&ucli.Float64Flag{Name: "coverage", Value: baseline.DefaultCoverage, Usage: "target interval coverage, in (0, 1)"},
-		&ucli.Float64Flag{Name: "max-abort", Value: baseline.DefaultMaxAbort, Usage: "most share of successful held-out runs the impossible answer may stop, in [0, 1)"},
+		&ucli.Float64Flag{Name: "max-abort", Value: baseline.DefaultMaxAbort, Usage: "most share of successful held-out runs the impossible answer may stop, in (0, 1)"},
 		&ucli.Float64Flag{Name: "calibration", Value: baseline.DefaultCalibrationShare, Usage: "share of trajectories held out for calibration, in (0, 1)"},
 		&ucli.StringFlag{Name: "features", Value: "all", Usage: "feature `GROUPS`: a comma-separated list of numeric, repeat, words, task, or all"},
 		seedFlag("of the calibration split and the word score's folds"),
@@ -66,11 +67,10 @@ func runBaselineTrain(c *ucli.Context) error {
 	if err != nil {
 		return fmt.Errorf("baseline train: --features: %w", err)
 	}
-	maxAbort := c.Float64("max-abort")
-	if maxAbort == 0 {
-		return errors.New("baseline train: --max-abort: want > 0 (the gate needs room to stop a run; use a tiny share to stop almost none)")
+	if err := baselineFlagErrors(c); err != nil {
+		return fmt.Errorf("baseline train: %w", err)
 	}
-	m, err := baseline.Train(c.Context, baseline.Config{Dirs: dirs, Coverage: c.Float64("coverage"), MaxAbort: maxAbort,
+	m, err := baseline.Train(c.Context, baseline.Config{Dirs: dirs, Coverage: c.Float64("coverage"), MaxAbort: c.Float64("max-abort"),
 		Seed: c.Uint64("seed"), CalibrationShare: c.Float64("calibration"), Groups: groups})
 	if err != nil {
 		return fmt.Errorf("baseline train: %w", err)
@@ -80,6 +80,20 @@ func runBaselineTrain(c *ucli.Context) error {
 	}
 	if !c.Bool("quiet") {
 		fmt.Fprintf(c.App.ErrWriter, "baseline train: %s: %s\n", out, m.Summary())
+	}
+	return nil
+}
+
+// baselineFlagErrors reports every share flag out of its range, by name.
+func baselineFlagErrors(c *ucli.Context) error {
+	var bad []string
+	for _, name := range []string{"coverage", "max-abort", "calibration"} {
+		if v := c.Float64(name); !(v > 0 && v < 1) {
+			bad = append(bad, fmt.Sprintf("--%s: want a share between 0 and 1, both excluded, got %g", name, v))
+		}
+	}
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "; "))
 	}
 	return nil
 }

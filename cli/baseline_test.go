@@ -184,6 +184,8 @@ func TestBaselineBadInputs(t *testing.T) {
 		{"not a build", []string{"baseline", "train", "--data", dir, "--out", filepath.Join(dir, "x.json")}, "no sft and rl splits: no manifest.json"},
 		{"mixed tasks", []string{"baseline", "train", "--data", data, "--data", search, "--out", filepath.Join(dir, "x.json")}, `task mismatch: task "searchr1"`},
 		{"other task", []string{"baseline", "eval", "--model", model, "--data", search}, `task mismatch: a probe of task "searchr1"; the model was trained on "sokoban"`},
+		{"shares", []string{"baseline", "train", "--data", data, "--coverage", "1.5", "--max-abort", "0", "--out", filepath.Join(dir, "x.json")},
+			"baseline train: --coverage: want a share between 0 and 1, both excluded, got 1.5; --max-abort: want a share between 0 and 1, both excluded, got 0"},
 	} {
 		_, stderr, err := runReward(t.Context(), c.args...)
 		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), c.want) {
