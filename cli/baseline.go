@@ -45,9 +45,9 @@ data, flags and --seed write the same bytes.
 	Flags: []ucli.Flag{
 		&ucli.StringSliceFlag{Name: "data", Usage: "build output `DIR` (repeatable; its sft and rl splits are read)"},
 		&ucli.StringFlag{Name: "out", Usage: "model `FILE` to write (JSON)"},
-		&ucli.Float64Flag{Name: "coverage", Value: baseline.DefaultCoverage, Usage: "target interval coverage, in (0, 1)"},
-		&ucli.Float64Flag{Name: "max-abort", Value: baseline.DefaultMaxAbort, Usage: "most share of successful held-out runs the impossible answer may stop, in (0, 1)"},
-		&ucli.Float64Flag{Name: "calibration", Value: baseline.DefaultCalibrationShare, Usage: "share of trajectories held out for calibration, in (0, 1)"},
+		&ucli.Float64Flag{Name: "coverage", Value: baseline.DefaultCoverage, Usage: "target interval coverage `SHARE`, in (0, 1)"},
+		&ucli.Float64Flag{Name: "max-abort", Value: baseline.DefaultMaxAbort, Usage: "largest `SHARE` of successful held-out runs the impossible answer may stop, in (0, 1)"},
+		&ucli.Float64Flag{Name: "calibration", Value: baseline.DefaultCalibrationShare, Usage: "`SHARE` of trajectories held out for calibration, in (0, 1)"},
 		&ucli.StringFlag{Name: "features", Value: "all", Usage: "feature `GROUPS`: a comma-separated list of numeric, repeat, words, task, or all"},
 		seedFlag("of the calibration split and the word score's folds"),
 		quietFlag,
