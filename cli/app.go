@@ -52,6 +52,7 @@ func App() *ucli.App {
 			GRPO,
 			Probes,
 			Guard,
+			Baseline,
 		},
 	}
 	prepareCommands(app.Commands)

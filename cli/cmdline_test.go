@@ -183,7 +183,7 @@ func TestCommandLineErrors(t *testing.T) {
 	if help.code != 0 || help.stdout != direct.stdout || !strings.HasPrefix(help.stdout, "NAME:\n   bagen-data build - ") {
 		t.Errorf("help build: exit %d, stdout %q…; want build --help's", help.code, help.stdout[:min(80, len(help.stdout))])
 	}
-	if r := bagen(t, dir, "help"); r.code != 0 || !strings.Contains(r.stdout, "\n   guard     proxy an agent's model calls, estimate its remaining budget live, and log, warn or stop it\n   help      show the commands, or a command's help (help reward serve)\n") {
+	if r := bagen(t, dir, "help"); r.code != 0 || !strings.Contains(r.stdout, "\n   help      show the commands, or a command's help (help reward serve)\n\nGLOBAL OPTIONS:") {
 		t.Errorf("help: exit %d, want the commands with help last:\n%s", r.code, r.stdout)
 	}
 	if r := bagen(t, dir, "help", "reward", "score"); r.code != 0 || !strings.HasPrefix(r.stdout, "NAME:\n   bagen-data reward score - ") {
@@ -196,7 +196,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"biuld"}, `bagen-data: unknown command "biuld"; did you mean build?`},
 		{[]string{"help", "valdiate"}, `bagen-data: unknown command "valdiate"; did you mean validate?`},
 		{[]string{"reward", "scroe"}, `bagen-data: reward: unknown command "scroe"; did you mean score?`},
-		{[]string{"frobnicate"}, `bagen-data: unknown command "frobnicate"; commands: build, convert, reward, validate, eval, fixtures, grpo, probes, guard`},
+		{[]string{"frobnicate"}, `bagen-data: unknown command "frobnicate"; commands: build, convert, reward, validate, eval, fixtures, grpo, probes, guard, baseline`},
 		{[]string{"build", "-ouput", "x"}, "bagen-data: build: unknown flag --ouput; did you mean --out?"},
 		{[]string{"build", "--sed", "1"}, "bagen-data: build: unknown flag --sed; did you mean --seed?"},
 		{[]string{"probes", "--zzz"}, "bagen-data: probes: unknown flag --zzz (see bagen-data probes --help)"},

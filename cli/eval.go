@@ -108,10 +108,8 @@ func runEval(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	if !c.Bool("quiet") {
-		if err := writeSummary(c.App.Writer, run); err != nil {
-			return err
-		}
+	if err := printRun(c, run); err != nil {
+		return err
 	}
 	if err := writeEvalOutputs(c, run); err != nil {
 		return err
@@ -120,6 +118,14 @@ func runEval(c *ucli.Context) error {
 		return fmt.Errorf("eval: %w; scored as unanswered; rerun the same command to ask them again", failed)
 	}
 	return nil
+}
+
+// printRun prints a scored run's summary (writeSummary) unless --quiet.
+func printRun(c *ucli.Context, run eval.Run) error {
+	if c.Bool("quiet") {
+		return nil
+	}
+	return writeSummary(c.App.Writer, run)
 }
 
 // writeSummary prints the run's metrics, its authors'-summary and its
@@ -183,6 +189,14 @@ func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 		return eval.Run{}, nil, err
 	}
 	run.Endpoint = endpoint
+	addSpend(c, &run, set, stats)
+	return run, failed, nil
+}
+
+// addSpend adds to run what the predictions and this run's requests cost,
+// when anything was asked, and prices the early stop's net when both the
+// agent's and the estimator's prices are given.
+func addSpend(c *ucli.Context, run *eval.Run, set *predict.Set, stats predict.Stats) {
 	agent, estimator := prices(c, ""), prices(c, "estimator-")
 	if spend := set.Spend(); spend.Requests > 0 || stats.Probes > 0 {
 		s := eval.NewSpend(spend, stats, estimator)
@@ -194,7 +208,6 @@ func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 	case agent != (predict.Prices{}) || estimator != (predict.Prices{}):
 		fmt.Fprintln(c.App.ErrWriter, "eval: the net savings in dollars need the agent's prices (--price-in, --price-out) and the estimator's (--estimator-price-in, --estimator-price-out)")
 	}
-	return run, failed, nil
 }
 
 // prices reads the --PREFIXprice-* flags; the cached price is the prompt

@@ -20,6 +20,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"bagen-data/dataset"
+	"bagen-data/eval"
 	"bagen-data/grpo"
 	"bagen-data/internal/ollamatest"
 )
@@ -240,6 +241,16 @@ func servedEqualsOffline(t *testing.T, srv *ollamatest.Server, ckpt, cache, test
 		}
 	}
 	offRun, onRun := readGRPORun(t, offJSON), readGRPORun(t, onJSON)
+	// Only the served answers carry the estimator's usage: the net's
+	// token figures are the one difference, by design.
+	if n := offRun.Metrics.EarlyStop.Net; n.EstimatorTokens != nil || n.WithoutUsage != n.EstimatorProbes {
+		t.Errorf("%s: grpo eval's answers carry usage: %+v", ckpt, n)
+	}
+	if n := onRun.Metrics.EarlyStop.Net; n.EstimatorTokens == nil || n.WithoutUsage != 0 {
+		t.Errorf("%s: the served answers lack usage: %+v", ckpt, n)
+	}
+	withoutUsage(&offRun.Metrics.EarlyStop)
+	withoutUsage(&onRun.Metrics.EarlyStop)
 	a, _ := json.Marshal(offRun.Metrics)
 	b, _ := json.Marshal(onRun.Metrics)
 	if !bytes.Equal(a, b) {
@@ -448,5 +459,19 @@ func TestGRPOServeBadCheckpoint(t *testing.T) {
 				t.Errorf("got %v (output %q), want %s and nothing served", err, out.String(), tt.want)
 			}
 		})
+	}
+}
+
+// withoutUsage clears what an early stop's figures take from the
+// estimator's usage.
+func withoutUsage(e *eval.EarlyStop) {
+	n := &e.Net
+	n.WithoutUsage, n.EstimatorPromptTokens, n.EstimatorCachedTokens, n.EstimatorCompletionTokens = 0, 0, 0, 0
+	n.EstimatorTokens, n.Tokens, n.Share, n.Dollars = nil, nil, eval.NaN, nil
+	for i := range e.Curve {
+		e.Curve[i].NetTokens = nil
+	}
+	if e.Live != nil {
+		withoutUsage(e.Live)
 	}
 }

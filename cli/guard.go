@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -54,7 +55,7 @@ to the network.`,
 	Flags: []ucli.Flag{
 		&ucli.StringFlag{Name: "upstream", Required: true, Usage: "model server root `URL` (http://127.0.0.1:8000, https://api.anthropic.com)"},
 		&ucli.StringFlag{Name: "listen", Value: "127.0.0.1:8787", Usage: "listen `ADDRESS`"},
-		&ucli.StringFlag{Name: "estimator", Usage: "OpenAI-compatible estimator `URL` (with or without /v1); none: usage only"},
+		&ucli.StringFlag{Name: "estimator", Usage: "OpenAI-compatible estimator `URL` (with or without /v1), or baseline:MODEL.json to answer in-process; none: usage only"},
 		&ucli.StringFlag{Name: "estimator-model", Usage: "estimator model `NAME`"},
 		estimatorAccountingFlag,
 		&ucli.Int64Flag{Name: "budget", Usage: "session token budget (default: the task's; swebench has none)"},
@@ -131,7 +132,12 @@ func guardConfig(c *ucli.Context) (guard.Config, error) {
 	if c.Int64("max-body") < 1 {
 		errs = append(errs, fmt.Errorf("max-body: want ≥ 1, got %d", c.Int64("max-body")))
 	}
-	if u := c.String("estimator"); u != "" {
+	if u, ok := strings.CutPrefix(c.String("estimator"), "baseline:"); ok {
+		cfg.Estimator, err = guardBaseline(c, u, cfg)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("estimator: %w", err))
+		}
+	} else if u := c.String("estimator"); u != "" {
 		client := &predict.OpenAI{BaseURL: u, Model: c.String("estimator-model"), APIKey: os.Getenv("BAGEN_ESTIMATOR_API_KEY")}
 		if err := client.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("estimator: %w (--estimator-model names it)", err))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -24,6 +25,9 @@ var estimatorAccountingFlag = &ucli.StringFlag{Name: "estimator-accounting",
 // /v1/models. Asking the estimator never fails the guard.
 func noteEstimatorAccounting(c *ucli.Context, logf func(format string, args ...any)) error {
 	u, given := c.String("estimator"), c.String("estimator-accounting")
+	if strings.HasPrefix(u, "baseline:") {
+		return nil // the model file records its accounting: guardBaseline checks it
+	}
 	if u == "" {
 		if given != "" {
 			return errors.New("estimator-accounting: given without --estimator")

@@ -76,6 +76,7 @@ var (
 		"out":    "where the command writes: a directory for commands that write several files (build, grpo train), else a file",
 		"o":      "short for --out",
 		"budget": "the token budget; probes also takes median, fixtures defaults to its task's budget",
+		"data":   "the data read: one parquet file or build directory, except baseline train, which fits on several build directories",
 	}
 )
 
@@ -92,11 +93,11 @@ func TestFlagVocabulary(t *testing.T) {
 		{Name: "validate", Flags: []ucli.Flag{&ucli.BoolFlag{Name: "json"}, &ucli.Uint64Flag{Name: "seed", Value: 42, Usage: "`SEED`"}}},
 		{Name: "grpo", Subcommands: []*ucli.Command{{Name: "train", Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "json", Usage: "`FILE`"}, &ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED`"},
-			&ucli.StringFlag{Name: "data", Usage: "`DIR`"}}}}},
-		{Name: "eval", Flags: []ucli.Flag{&ucli.StringFlag{Name: "data", Usage: "`FILE`"}, &ucli.Uint64Flag{Name: "seed", Value: 42}}},
+			&ucli.StringFlag{Name: "cache", Usage: "`DIR`"}}}}},
+		{Name: "eval", Flags: []ucli.Flag{&ucli.StringFlag{Name: "cache", Usage: "`FILE`"}, &ucli.Uint64Flag{Name: "seed", Value: 42}}},
 	}
 	want := []string{
-		"--data has 2 meanings: text DIR (default ) in grpo train; text FILE (default ) in eval",
+		"--cache has 2 meanings: text DIR (default ) in grpo train; text FILE (default ) in eval",
 		"--json has 2 meanings: switch (default false) in validate; text FILE (default ) in grpo train",
 		"--seed has 3 meanings: integer SEED (default 1) in grpo train; integer SEED (default 42) in validate; integer value (default 42) in eval",
 	}

@@ -74,59 +74,85 @@ func Bootstrap(rows []Scored, replicates int, seed uint64) map[string]CI {
 	if replicates <= 0 || len(rows) == 0 {
 		return nil
 	}
-	groups := clusters(rows)
 	first := FirstTurn(rows)
 	harm := [][]run{runs(rows, paperPolicy), runs(rows, livePolicy)}
-	rng := rand.New(rand.NewPCG(seed, 0x62616765)) // "bage"
 	names := append(slices.Clone(Headline), Harm...)
 	values := make([][]float64, len(names))
-	sample := make([]Scored, 0, len(rows))
-	var successful, aborted [2]int
-	for range replicates {
-		sample = sample[:0]
-		successful, aborted = [2]int{}, [2]int{}
-		for range groups {
-			g := rng.IntN(len(groups))
-			for _, i := range groups[g] {
-				sample = append(sample, rows[i])
-			}
-			for k, rs := range harm {
-				if t := rs[g]; !t.failed {
-					successful[k]++
-					if t.stopped {
-						aborted[k]++
-					}
-				}
-			}
-		}
+	resample(rows, replicates, seed, func(sample []Scored, drawn []int) {
 		m := headline(sample, first)
 		for k, name := range Headline {
 			if v := m.Value(name); v.Defined() {
 				values[k] = append(values[k], float64(v))
 			}
 		}
-		for k := range Harm {
-			if v := ratio(aborted[k], successful[k]); v.Defined() {
+		for k, rs := range harm {
+			successful, aborted := 0, 0
+			for _, g := range drawn {
+				if t := rs[g]; !t.failed {
+					successful++
+					if t.stopped {
+						aborted++
+					}
+				}
+			}
+			if v := ratio(aborted, successful); v.Defined() {
 				values[len(Headline)+k] = append(values[len(Headline)+k], float64(v))
 			}
 		}
-	}
-	return intervals(names, values)
-}
-
-// intervals turns each metric's resampled values into its interval.
-func intervals(names []string, values [][]float64) map[string]CI {
+	})
 	out := make(map[string]CI, len(names))
 	for k, name := range names {
-		ci := CI{Low: NaN, High: NaN, Replicates: len(values[k])}
-		if len(values[k]) > 0 {
-			slices.Sort(values[k])
-			ci.Low = Num(linearSorted(values[k], 2.5))
-			ci.High = Num(linearSorted(values[k], 97.5))
-		}
-		out[name] = ci
+		out[name] = percentileCI(values[k])
 	}
 	return out
+}
+
+// BootstrapOf returns the percentile 95% interval of f over replicates
+// resamples of rows, drawn as Bootstrap draws them (whole trajectories);
+// f's undefined values are left out. rows is not modified.
+func BootstrapOf(rows []Scored, replicates int, seed uint64, f func([]Scored) Num) CI {
+	var values []float64
+	if replicates > 0 && len(rows) > 0 {
+		resample(rows, replicates, seed, func(sample []Scored, _ []int) {
+			if v := f(sample); v.Defined() {
+				values = append(values, float64(v))
+			}
+		})
+	}
+	return percentileCI(values)
+}
+
+// resample calls fn with replicates resamples of rows' trajectories, drawn
+// with replacement, and the indices of the trajectories drawn (in the
+// order of clusters); the same seed gives the same resamples.
+func resample(rows []Scored, replicates int, seed uint64, fn func(sample []Scored, drawn []int)) {
+	groups := clusters(rows)
+	rng := rand.New(rand.NewPCG(seed, 0x62616765)) // "bage"
+	sample := make([]Scored, 0, len(rows))
+	drawn := make([]int, len(groups))
+	for range replicates {
+		sample = sample[:0]
+		for j := range groups {
+			g := rng.IntN(len(groups))
+			drawn[j] = g
+			for _, i := range groups[g] {
+				sample = append(sample, rows[i])
+			}
+		}
+		fn(sample, drawn)
+	}
+}
+
+// percentileCI is the 2.5th to 97.5th PercentileLinear of values (sorted
+// in place), NaN without any.
+func percentileCI(values []float64) CI {
+	ci := CI{Low: NaN, High: NaN, Replicates: len(values)}
+	if len(values) > 0 {
+		slices.Sort(values)
+		ci.Low = Num(linearSorted(values, 2.5))
+		ci.High = Num(linearSorted(values, 97.5))
+	}
+	return ci
 }
 
 // clusters groups row indices by trajectory, in order of first appearance.

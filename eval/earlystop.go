@@ -230,6 +230,9 @@ func replay(rows []Scored, idx []int, p policy) run {
 	return t
 }
 
+// EarlyStopOf replays the early stop on rows, as Compute does.
+func EarlyStopOf(rows []Scored) EarlyStop { return earlyStop(rows) }
+
 func earlyStop(rows []Scored) EarlyStop {
 	e := stopUnder(rows, paperPolicy)
 	live := stopUnder(rows, livePolicy)

@@ -268,13 +268,13 @@ func parseUsage(s string, after int) ([]TurnTokens, error) {
 	}
 	turns := make([]TurnTokens, len(parts))
 	for k, p := range parts {
-		var n int
-		var in, out, total int64
-		if _, err := fmt.Sscanf(p, usageFormat, &n, &in, &out, &total); err != nil {
+		v, ok := scanUsage(p)
+		if !ok {
 			return nil, fmt.Errorf("turn usage: turn %d: %q: want %q", k+1, p, usageFormat)
 		}
+		n, in, out, total := v[0], v[1], v[2], v[3]
 		switch {
-		case n != k+1:
+		case n != int64(k+1):
 			return nil, fmt.Errorf("turn usage: entry %d is numbered turn %d", k+1, n)
 		case in < 0 || out < 0 || in > MaxTokens || out > MaxTokens || total != in+out:
 			return nil, fmt.Errorf("turn usage: turn %d: input %d + output %d tokens is not the total %d", n, in, out, total)
@@ -296,4 +296,33 @@ func (f *probeForm) pick(msgs []Chat) string {
 		}
 	}
 	return f.tasks[0].Name
+}
+
+// usageParts are usageFormat's literal parts around its four numbers.
+var usageParts = strings.Split(usageFormat, "%d")
+
+// scanUsage reads one usageFormat entry: its literal parts and four
+// unsigned decimal numbers. It is fmt.Sscanf's job at a fraction of the
+// cost, which matters on long sessions (the guard parses every turn's
+// probe); the renderer's inverse check rejects anything it cannot write.
+func scanUsage(p string) (v [4]int64, ok bool) {
+	for i, part := range usageParts {
+		if !strings.HasPrefix(p, part) {
+			return v, false
+		}
+		p = p[len(part):]
+		if i == len(v) {
+			break
+		}
+		j := 0
+		for j < len(p) && j < 16 && p[j] >= '0' && p[j] <= '9' {
+			v[i] = v[i]*10 + int64(p[j]-'0')
+			j++
+		}
+		if j == 0 || (j < len(p) && p[j] >= '0' && p[j] <= '9') {
+			return v, false
+		}
+		p = p[j:]
+	}
+	return v, p == ""
 }

@@ -5,10 +5,11 @@
 // the drain on shutdown are those of every bagen-data server
 // (internal/httpd).
 //
-// Each request is decoded (openai.go), answered by a grpo.Estimator (the
-// probe's numbers parsed from its text by probes.ParseProbe, the prompt
-// embedded with the checkpoint's Ollama model through the embedding cache,
-// the head run) and encoded as a Chat Completions response or stream. Bad
+// Each request is decoded (openai.go), answered by the Config's Estimator
+// — a grpo.Estimator (the probe's numbers parsed from its text by
+// probes.ParseProbe, the prompt embedded with the checkpoint's Ollama model
+// through the embedding cache, the head run), or `bagen-data baseline
+// serve`'s model — and encoded as a Chat Completions response or stream. Bad
 // input gets a 4xx with an OpenAI-shaped error naming the field; Ollama
 // unreachable gets a 503 with the reason, which clients retry.
 package server
@@ -26,13 +27,23 @@ import (
 
 	"bagen-data/grpo"
 	"bagen-data/internal/httpd"
+	"bagen-data/probes"
 )
+
+// Estimator answers one chat; *grpo.Estimator is one, and any other
+// estimator (bagen-data baseline's) served the same way is another.
+type Estimator interface {
+	Answer(ctx context.Context, q grpo.Query) (grpo.Estimate, error)
+	// Accounting is the token accounting of the estimator's training
+	// data, listed under /v1/models; unknown when it records none.
+	Accounting() probes.AccountingKind
+}
 
 // Config configures a server. Estimator and Name are required; every other
 // zero field takes the default named beside it.
 type Config struct {
 	// Estimator answers the probes.
-	Estimator *grpo.Estimator
+	Estimator Estimator
 	// Name is the model name clients ask for and /v1/models lists.
 	Name string
 	// Created is /v1/models' "created" time (the checkpoint's); zero
