@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"syscall"
 	"time"
 
+	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/envconfig"
 )
 
@@ -28,11 +30,18 @@ func checkOllama(ctx context.Context) error {
 	return conn.Close()
 }
 
-// withOllamaHint adds to an error reaching Ollama what to do about it.
+// withOllamaHint adds to an error reaching Ollama what to do about it: a
+// server that does not answer, or a model it does not have.
 func withOllamaHint(err error) error {
 	var op *net.OpError
-	if err == nil || !(errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &op) && op.Op == "dial") {
-		return err
+	var se api.StatusError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &op) && op.Op == "dial":
+		return fmt.Errorf("%w (is Ollama running at %s? start it with `ollama serve`, or set OLLAMA_HOST to where it listens)", err, envconfig.Host())
+	case errors.As(err, &se) && se.StatusCode == http.StatusNotFound:
+		return fmt.Errorf("%w (pull it with `ollama pull MODEL`; offline, `make ollama-tiny` serves the test model tiny-qwen)", err)
 	}
-	return fmt.Errorf("%w (is Ollama running at %s? start it with `ollama serve`, or set OLLAMA_HOST to where it listens)", err, envconfig.Host())
+	return err
 }

@@ -296,7 +296,8 @@ func fileExists(p string) bool {
 
 // readmeSandbox is a directory holding what the README's commands read:
 // rollouts.jsonl (an embedded Sokoban fixture), the tokenizer as
-// qwen-tokenizer.json, the repository's probes/testdata and ./out, the
+// qwen-tokenizer.json, the repository's probes/, rollout/ and fixtures/
+// (the README's commands run from a clone's top directory) and ./out, the
 // build of the embedded fixtures (make run).
 func readmeSandbox(t *testing.T) string {
 	dir := t.TempDir()
@@ -307,7 +308,8 @@ func readmeSandbox(t *testing.T) string {
 	if fileExists(tokenizer.DefaultPath()) {
 		os.Symlink(tokenizer.DefaultPath(), filepath.Join(dir, "qwen-tokenizer.json"))
 	}
-	for _, d := range []string{"probes", "rollout"} {
+	// The README's commands run from a clone's top directory.
+	for _, d := range []string{"probes", "rollout", "fixtures"} {
 		abs, _ := filepath.Abs(filepath.Join("..", d))
 		os.Symlink(abs, filepath.Join(dir, d))
 	}
