@@ -1,9 +1,6 @@
 package guard
 
 import (
-	"image/png"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -112,17 +109,7 @@ func checkNoMarkup(t *testing.T, dom string) {
 func TestPageScreenshot(t *testing.T) {
 	bin := chromiumtest.Find(t)
 	r := pageTraffic(t, Config{})
-	shot := filepath.Join(t.TempDir(), "page.png")
-	chromiumtest.Run(t, bin, pageBudget, "--screenshot="+shot, "--window-size=1400,600", "--hide-scrollbars", r.url+"/")
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := chromiumtest.Screenshot(t, bin, r.url+"/", 1400, 600, pageBudget)
 	colors := chromiumtest.Colors(img)
 	if len(colors) < 20 || colors["#f6f8fa"] > img.Bounds().Dx()*img.Bounds().Dy()*9/10 {
 		t.Errorf("the screenshot is blank: %d colours, %d background pixels", len(colors), colors["#f6f8fa"])

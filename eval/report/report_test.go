@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"image/png"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -113,17 +112,7 @@ func TestChromiumDOM(t *testing.T) {
 // colours were painted.
 func TestChromiumScreenshot(t *testing.T) {
 	bin := chromiumtest.Find(t)
-	shot := filepath.Join(t.TempDir(), "report.png")
-	chromiumtest.Run(t, bin, "--screenshot="+shot, "--window-size=1200,1400", "--hide-scrollbars", "file://"+writePage(t))
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := chromiumtest.Screenshot(t, bin, "file://"+writePage(t), 1200, 1400)
 	counts := chromiumtest.Colors(img)
 	for _, c := range []string{ColorOptimistic, ColorConservative, ColorFailed, ColorBin, ColorOverall, ColorCurve} {
 		if counts[c] < 50 {

@@ -7,10 +7,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
+	"image/png"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -51,6 +54,26 @@ func Run(tb testing.TB, bin string, args ...string) []byte {
 		tb.Fatalf("%s %v: %v\n%s", bin, args, err, stderr.String())
 	}
 	return out
+}
+
+// Screenshot renders url in a window of width × height pixels (args
+// added to the command line) and returns the decoded PNG; a failure ends
+// tb.
+func Screenshot(tb testing.TB, bin, url string, width, height int, args ...string) image.Image {
+	tb.Helper()
+	shot := filepath.Join(tb.TempDir(), "screenshot.png")
+	args = append(args, "--screenshot="+shot, fmt.Sprintf("--window-size=%d,%d", width, height), "--hide-scrollbars", url)
+	Run(tb, bin, args...)
+	f, err := os.Open(shot)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		tb.Fatalf("screenshot of %s: %v", url, err)
+	}
+	return img
 }
 
 // Colors counts the pixels of img of each exact colour, as "#rrggbb".
