@@ -70,6 +70,20 @@ func pageTraffic(t *testing.T, cfg Config) *guardRun {
 	t.Helper()
 	cfg.Estimator, cfg.Budget, cfg.Policy, cfg.Wait = pageEstimator(t), 5000, Stop, true
 	r := startGuardRun(t, agenttest.Scripts["two-calls"], cfg)
+	// The page is read all along, as a browser would (go test -race).
+	stop, polled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				json.Marshal(r.guard.Page())
+			}
+		}
+	}()
+	defer func() { close(stop); <-polled }()
 	a := []json.RawMessage{json.RawMessage(`{"role":"user","content":"task a: ` + pageTask + `"}`)}
 	a1 := a
 	for turn := 1; turn <= 3; turn++ {
