@@ -48,7 +48,8 @@ once its tokens pass --budget, answering with a final assistant message
 
 --ledger DIR keeps one JSONL file per run (0600 files in a 0700 directory:
 they hold whole conversations, never a header); convert, build and probes
-read the directory, and eval --predictions DIR scores its estimates. GET /healthz, GET /metrics (Prometheus). SIGTERM or
+read the directory, and eval --predictions DIR scores its estimates. GET / is a live page of the
+sessions (GET /sessions.json its data); GET /healthz, GET /metrics (Prometheus). SIGTERM or
 SIGINT: new requests are refused, streams in flight finish, exit 0.
 Listening beyond loopback exposes the upstream, with the callers' keys,
 to the network.`,

@@ -231,10 +231,15 @@ func (g *Guard) Close() {
 	g.cancel()
 }
 
-// ServeHTTP routes a request: the three model APIs are observed, /healthz
-// and /metrics are the guard's own, everything else (GET /v1/models
-// included) goes upstream untouched.
+// ServeHTTP routes a request: the three model APIs are observed, /healthz,
+// /metrics and the live page (GET / and GET /sessions.json) are the
+// guard's own, everything else (GET /v1/models included) goes upstream
+// untouched.
 func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isPage(r) {
+		g.servePage(w, r)
+		return
+	}
 	switch r.URL.Path {
 	case "/healthz":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -639,14 +644,18 @@ func (g *Guard) answerStop(w http.ResponseWriter, r *http.Request, c *call, why 
 	g.record(c.s, ev)
 }
 
-// record appends events to the session's ledger file; a failure is
-// counted and logged, never passed to the agent.
+// record shows events on the live page and appends them to the
+// session's ledger file; a failure is counted and logged, never passed to
+// the agent.
 //
 // A session's file starts with its first answered turn: the events
 // before it (the session event, failed and side calls) wait in memory,
 // at most maxHeld of them, so that every file in a ledger reads as a
 // trajectory.
 func (g *Guard) record(s *Session, events ...any) {
+	s.mu.Lock()
+	s.page.see(events)
+	s.mu.Unlock()
 	if g.ledger == nil {
 		return
 	}

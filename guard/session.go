@@ -46,6 +46,8 @@ type Session struct {
 	pending chan struct{}
 	// chain is a Responses chain's history.
 	chain []rollout.GuardItem
+	// page is what the live page shows beyond the counts.
+	page pageState
 
 	// Guarded by sessions.mu.
 	explicit  string

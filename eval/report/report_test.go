@@ -2,23 +2,15 @@ package report
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
-
-	"bagen-data/internal/testenv"
 
 	"bagen-data/eval"
+	"bagen-data/internal/chromiumtest"
 )
 
 // sample is a small scored table with misses on both sides, a failed
@@ -69,37 +61,6 @@ func TestWriteSelfContained(t *testing.T) {
 	}
 }
 
-// chromium finds a Chromium or Chrome binary, or skips the test.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{os.Getenv("BAGEN_CHROMIUM"), "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if name == "" {
-			continue
-		}
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	testenv.Need(t, "chromium", errors.New("none of $BAGEN_CHROMIUM, chromium, chromium-browser, google-chrome found (make chromium)"))
-	return ""
-}
-
-func headless(t *testing.T, bin string, args ...string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-		"--no-first-run", "--user-data-dir=" + t.TempDir()}
-	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s %v: %v\n%s", bin, args, err, stderr.String())
-	}
-	return out
-}
-
 func writePage(t *testing.T) string {
 	t.Helper()
 	var b bytes.Buffer
@@ -116,8 +77,8 @@ func writePage(t *testing.T) string {
 // TestChromiumDOM loads the page in headless Chromium and counts the SVG
 // elements of each plotted series in the DOM Chromium built.
 func TestChromiumDOM(t *testing.T) {
-	bin := chromium(t)
-	dom := string(headless(t, bin, "--dump-dom", "file://"+writePage(t)))
+	bin := chromiumtest.Find(t)
+	dom := string(chromiumtest.Run(t, bin, "--dump-dom", "file://"+writePage(t)))
 	count := func(re string) int { return len(regexp.MustCompile(re).FindAllString(dom, -1)) }
 	// sample has misses in bins 0–3 (a bar pair per bin, bin 0's and bin
 	// 2's optimistic bars of height 0), failed probes in bins 0–3 (4 points)
@@ -150,42 +111,14 @@ func TestChromiumDOM(t *testing.T) {
 // TestChromiumScreenshot renders the page to a PNG and checks the plotted
 // colours were painted.
 func TestChromiumScreenshot(t *testing.T) {
-	bin := chromium(t)
-	shot := filepath.Join(t.TempDir(), "report.png")
-	headless(t, bin, "--screenshot="+shot, "--window-size=1200,1400", "--hide-scrollbars", "file://"+writePage(t))
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	counts := pixels(img)
+	bin := chromiumtest.Find(t)
+	img := chromiumtest.Screenshot(t, bin, "file://"+writePage(t), 1200, 1400)
+	counts := chromiumtest.Colors(img)
 	for _, c := range []string{ColorOptimistic, ColorConservative, ColorFailed, ColorBin, ColorOverall, ColorCurve} {
 		if counts[c] < 50 {
 			t.Errorf("colour %s: %d pixels painted, want at least 50", c, counts[c])
 		}
 	}
-}
-
-// pixels counts the pixels of each exact colour, as "#rrggbb".
-func pixels(img image.Image) map[string]int {
-	out := map[string]int{}
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
-			out[hex(c)]++
-		}
-	}
-	return out
-}
-
-func hex(c color.NRGBA) string {
-	const digits = "0123456789abcdef"
-	return string([]byte{'#', digits[c.R>>4], digits[c.R&15], digits[c.G>>4], digits[c.G&15], digits[c.B>>4], digits[c.B&15]})
 }
 
 func TestTickStep(t *testing.T) {
