@@ -88,11 +88,23 @@ func (g *Guard) reload(h http.Header, req *Request, id string) (*Session, ledger
 }
 
 // awaiting reports whether the last turn of st was due an estimate that
-// is not in the ledger yet.
+// is not in the ledger yet and that this guard is not making (its own
+// are awaited by awaitEstimate).
 func (g *Guard) awaiting(s *Session, st ledgerState) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return st.turns > 0 && st.estimated < st.turns && s.pending == nil && g.due(s, st.turns)
+	if st.turns == 0 || st.estimated >= st.turns || !g.due(s, st.turns) {
+		return false
+	}
+	if s.pending == nil {
+		return true
+	}
+	select {
+	case <-s.pending:
+		return true // an estimate of an earlier turn
+	default:
+		return false
+	}
 }
 
 // restore sets s to its ledger state, unless s is ahead of its file
