@@ -150,8 +150,8 @@ type teamRun struct {
 }
 
 // driveTeam sends the team traffic, turn k of session i to url(i, k);
-// between(k) runs after every session's turn k.
-func driveTeam(t *testing.T, url func(i, k int) string, between func(k int)) *teamRun {
+// between(k, run) runs after every session's turn k.
+func driveTeam(t *testing.T, url func(i, k int) string, between func(k int, run *teamRun)) *teamRun {
 	t.Helper()
 	run := &teamRun{}
 	for k := 1; k <= teamTurns; k++ {
@@ -173,7 +173,7 @@ func driveTeam(t *testing.T, url func(i, k int) string, between func(k int)) *te
 			t.Fatal(err)
 		}
 		if between != nil {
-			between(k)
+			between(k, run)
 		}
 	}
 	return run
