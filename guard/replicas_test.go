@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -180,12 +179,7 @@ func driveTeam(t *testing.T, url func(i, k int) string, between func(k int, run 
 }
 
 func teamPost(url, body string, h map[string]string) (decision, replica string, err error) {
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range h {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(jsonPost(url, body, h))
 	if err != nil {
 		return "", "", err
 	}
@@ -341,6 +335,3 @@ func freePort(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
-
-var _ = os.Getpid
-var _ = time.Now
