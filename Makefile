@@ -41,7 +41,8 @@ run: build tokenizer
 
 ## test: vet, race-enabled unit and integration tests. It installs what the
 ## integration tests talk to: Qwen's tokenizer, DuckDB (the independent
-## parquet reader), Chromium (the report test), a real Ollama server built
+## parquet reader), Chromium (the report test), nginx (the guard replicas
+## test), a real Ollama server built
 ## from source (several minutes the first time, cached after) and the
 ## coding-agent CLIs with ccusage. Outside CI a component that cannot be
 ## installed is reported and the tests that need it skip, each saying why;
@@ -50,6 +51,7 @@ run: build tokenizer
 ## whose component is missing fails.
 test: tokenizer duckdb
 	@$(MAKE) --no-print-directory chromium || $(call soft,Chromium could not be installed,the report test)
+	@$(MAKE) --no-print-directory nginx || $(call soft,nginx could not be installed,the guard replicas test)
 	@$(MAKE) --no-print-directory ollama || $(call soft,Ollama could not be built,the tests that need a real Ollama)
 	@$(MAKE) --no-print-directory agents || $(call soft,the agent CLIs could not be installed,the tests that run them)
 	$(GO) vet ./...
@@ -196,6 +198,16 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
 	  ($(SUDO) $(APT) update && $(SUDO) $(APT) install -y --no-install-recommends chromium)
 
+# ---- nginx: the load balancer of the guard replicas test --------------------
+# guard's replicas test runs three guards behind nginx hashing the session
+# header; it starts nginx itself, as the test's child, with its own config.
+
+.PHONY: nginx
+
+## nginx: install Debian's nginx-light when no nginx is installed
+nginx:
+	@command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || \
+	  ($(SUDO) $(APT) update && $(SUDO) $(APT) install -y --no-install-recommends nginx-light)
 
 ## duckdb: DuckDB's Node.js client, the independent parquet reader the tests check outputs with
 DUCKDB := $(CACHE)/node/node_modules/@duckdb/node-api/package.json

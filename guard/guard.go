@@ -305,6 +305,7 @@ func (g *Guard) serveModel(w http.ResponseWriter, r *http.Request, codec Codec) 
 		return
 	}
 	c := &call{codec: codec, req: req, hashes: prefixHashes(req.Items), start: time.Now()}
+	g.catchUp(r.Context(), r.Header, req)
 	var how string
 	var firstTools bool
 	c.s, how, c.side, firstTools = g.sessions.resolve(r.Header, req, c.hashes)

@@ -64,18 +64,23 @@ func startGuard(t *testing.T, cfg Config, upstream http.Handler) (*Guard, string
 
 func post(t *testing.T, url, body string, h map[string]string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range h {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(jsonPost(url, body, h))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp, b
+}
+
+// jsonPost is a POST of a JSON body with headers h.
+func jsonPost(url, body string, h map[string]string) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	return req
 }
 
 // readLedger reads every event of every session file in dir.

@@ -181,14 +181,21 @@ func (ss *sessions) find(h http.Header, req *Request, hashes []uint64) (*Session
 	return nil, ""
 }
 
+// explicitSession is the session id of an explicit id: always the same
+// ledger file, so that a restarted guard, or another replica sharing the
+// ledger directory, continues it.
+func explicitSession(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return "s-" + hex.EncodeToString(sum[:8])
+}
+
 // create starts a session; an explicit id always maps to the same ledger
-// file, so that a restarted guard appends to it.
+// file (explicitSession).
 func (ss *sessions) create(h http.Header, req *Request) *Session {
 	id, how := explicitID(h, req)
 	s := &Session{Key: how, explicit: id}
 	if id != "" {
-		sum := sha256.Sum256([]byte(id))
-		s.ID = "s-" + hex.EncodeToString(sum[:8])
+		s.ID = explicitSession(id)
 		ss.byKey[id] = s
 	} else {
 		ss.seq++
