@@ -1,4 +1,4 @@
-package lex
+package jsonlex
 
 import (
 	"bytes"
@@ -281,7 +281,7 @@ func TestRawStr(t *testing.T) {
 }
 
 func BenchmarkRawStr(b *testing.B) {
-	prompt, err := os.ReadFile("../../server/testdata/prompt.txt")
+	prompt, err := os.ReadFile("testdata/prompt.txt")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func FuzzRawStrPrefix(f *testing.F) {
 }
 
 func BenchmarkRawStrPrefix(b *testing.B) {
-	prompt, err := os.ReadFile("../../server/testdata/prompt.txt")
+	prompt, err := os.ReadFile("testdata/prompt.txt")
 	if err != nil {
 		b.Fatal(err)
 	}

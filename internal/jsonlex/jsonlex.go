@@ -1,12 +1,17 @@
-// Package lex reads the few JSON shapes the reward reads (labels, the
-// reward server's requests) straight from a byte slice: no reflection, no
-// allocation for strings without escapes, and errors that say what was
+// Package jsonlex is the house's one JSON lexer: it reads JSON straight
+// from a byte slice for the readers that cannot afford encoding/json's
+// reflection — the reward's labels and its server's requests, the rollout
+// log's records, the session logs' top-level keys and tokenizer.json's
+// vocabulary and merges. It owns JSON's lexical rules (whitespace, string
+// escapes and their decoding, the number grammar, literals, nesting): a
+// fix to any of them is made here and reaches every reader. No reflection,
+// no allocation for strings without escapes, and errors that say what was
 // wanted and what was found at which byte offset.
 //
 // A Decoder is a pull parser with a sticky error: once a call fails, every
 // later call returns a zero value and Err reports the first failure, so a
 // caller reads a whole shape and checks Err once per value it cares about.
-package lex
+package jsonlex
 
 import (
 	"bytes"
