@@ -69,16 +69,28 @@ const maxDepth = 512
 // arena and stay valid until the next Reset. A Decoder is not safe for
 // concurrent use.
 type Decoder struct {
-	buf   []byte
-	pos   int
-	err   error
-	arena []byte
+	// CheckUTF8 makes the Decoder check that every string it reads or
+	// skips, keys included, is valid UTF-8, counting those that are not
+	// (InvalidUTF8). JSON's grammar, and so the Decoder otherwise, takes
+	// any byte above 0x1f in a string; encoding/json replaces invalid
+	// bytes with U+FFFD when it decodes them. Reset keeps the setting.
+	CheckUTF8 bool
+
+	buf     []byte
+	pos     int
+	err     error
+	arena   []byte
+	invalid int // strings holding invalid UTF-8, with CheckUTF8
 }
 
 // Reset starts decoding b, keeping the arena's capacity.
 func (d *Decoder) Reset(b []byte) {
-	d.buf, d.pos, d.err, d.arena = b, 0, nil, d.arena[:0]
+	d.buf, d.pos, d.err, d.arena, d.invalid = b, 0, nil, d.arena[:0], 0
 }
+
+// InvalidUTF8 is the number of strings read or skipped since Reset that
+// hold invalid UTF-8; it counts only with CheckUTF8.
+func (d *Decoder) InvalidUTF8() int { return d.invalid }
 
 // ResetString starts decoding s without copying it; s is only read.
 func (d *Decoder) ResetString(s string) {
@@ -197,6 +209,14 @@ func (d *Decoder) Key() []byte {
 	k := d.Str()
 	d.colon()
 	return k
+}
+
+// RawKey reads an object key and its colon as RawStr reads a string: the
+// key as written, aliasing the input, and whether it holds an escape.
+func (d *Decoder) RawKey() (raw []byte, escaped bool) {
+	raw, escaped = d.RawStr()
+	d.colon()
+	return raw, escaped
 }
 
 func (d *Decoder) colon() {
@@ -390,7 +410,7 @@ func (d *Decoder) RawStr() (raw []byte, escaped bool) {
 // validated there and are only compared here. It returns what RawStr
 // returns, and fails as RawStr does.
 func (d *Decoder) RawStrPrefix(known []byte) (raw []byte, escaped bool) {
-	if d.err != nil || d.Kind() != String {
+	if d.err != nil || d.Kind() != String || d.CheckUTF8 {
 		return d.RawStr()
 	}
 	start := d.pos + 1
@@ -403,8 +423,10 @@ func (d *Decoder) RawStrPrefix(known []byte) (raw []byte, escaped bool) {
 func (d *Decoder) rawStr(p int, escaped bool) (raw []byte, _ bool) {
 	b := d.buf
 	start := d.pos + 1
+	var high, h uint64 // the bytes passed, or-ed: non-ASCII if a high bit is set
 	for {
-		p = plain(b, p)
+		p, h = plain(b, p)
+		high |= h
 		if p >= len(b) {
 			d.pos = p
 			d.fail("unterminated string")
@@ -412,6 +434,9 @@ func (d *Decoder) rawStr(p int, escaped bool) (raw []byte, _ bool) {
 		}
 		if c := b[p]; c == '"' {
 			d.pos = p + 1
+			if d.CheckUTF8 && high&highs != 0 && !utf8.Valid(b[start:p]) {
+				d.invalid++
+			}
 			return b[start:p:p], escaped
 		} else if c != '\\' {
 			d.pos = p
@@ -487,10 +512,14 @@ func tokenStart(raw []byte, i int) int {
 	return i
 }
 
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
 // plain returns the offset of the first byte at or after p that is a
-// quote, a backslash or a control character, eight bytes at a time.
-func plain(b []byte, p int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
+// quote, a backslash or a control character, eight bytes at a time, and
+// the bytes it passed or-ed together (whose high bits tell whether any was
+// not ASCII; bytes of the last word may be included).
+func plain(b []byte, p int) (int, uint64) {
+	var high uint64
 	for ; p >= 0 && p <= len(b)-8; p += 8 {
 		x := binary.LittleEndian.Uint64(b[p : p+8])
 		// A byte below 0x20 borrows in x-0x20…, a quote or a backslash in
@@ -498,16 +527,18 @@ func plain(b []byte, p int) int {
 		// it, is the same in x and x^c. Borrows flag bytes above a
 		// flagged one, never below, so the lowest flag is exact.
 		q, s := x^(ones*'"'), x^(ones*'\\')
+		high |= x
 		if m := ((x - ones*0x20) | (q - ones) | (s - ones)) &^ x & highs; m != 0 {
-			return p + bits.TrailingZeros64(m)/8
+			return p + bits.TrailingZeros64(m)/8, high
 		}
 	}
 	for ; p < len(b); p++ {
 		if special[b[p]] {
-			return p
+			return p, high
 		}
+		high |= uint64(b[p])
 	}
-	return p
+	return p, high
 }
 
 // special marks the bytes that end a run of plain string content.
@@ -615,6 +646,22 @@ func appendUnescaped(dst, raw []byte) []byte {
 
 // Skip consumes the next value of any type, validating it.
 func (d *Decoder) Skip() { d.skip(0) }
+
+// Raw consumes the next value of any type, validating it, and returns it
+// as written, without the whitespace around it (what json.RawMessage
+// holds). The result aliases the input.
+func (d *Decoder) Raw() []byte {
+	if d.err != nil {
+		return nil
+	}
+	d.ws()
+	start := d.pos
+	d.skip(0)
+	if d.err != nil {
+		return nil
+	}
+	return d.buf[start:d.pos:d.pos]
+}
 
 func (d *Decoder) skip(depth int) {
 	if d.err != nil {
