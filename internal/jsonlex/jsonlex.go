@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -608,7 +609,9 @@ func (d *Decoder) Unescape(raw []byte) []byte {
 		return raw
 	}
 	from := len(d.arena)
-	d.arena = appendUnescaped(d.arena, raw)
+	// Decoding never lengthens: an escape of 2 or 6 bytes stands for at
+	// most 3 bytes of UTF-8, a pair of 12 for 4.
+	d.arena = appendUnescaped(slices.Grow(d.arena, len(raw)), raw)
 	return d.arena[from:len(d.arena):len(d.arena)]
 }
 
