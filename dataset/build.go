@@ -73,7 +73,7 @@ func stagedPath(st *atomicfile.Dir, name string) (string, error) {
 }
 
 func build(ctx context.Context, srcs []probes.Source, st *atomicfile.Dir, cfg *Config) (*Manifest, error) {
-	sp, err := newSpill(st.Scratch())
+	sp, err := newSpill(st.Scratch(), cfg.preadOnly)
 	if err != nil {
 		return nil, err
 	}

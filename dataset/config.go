@@ -61,6 +61,9 @@ type Config struct {
 	Version string
 	// Progress, when set, is told how far each stage has got.
 	Progress func(stage string, done, total int64)
+
+	// preadOnly reads the spill with pread, never io_uring.
+	preadOnly bool
 }
 
 func (c *Config) ratio() Ratio {
