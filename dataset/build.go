@@ -97,6 +97,7 @@ func build(ctx context.Context, srcs []probes.Source, st *atomicfile.Dir, cfg *C
 	}
 	m := newManifest(cfg, sc)
 	m.Results = resultsOf(srcs)
+	m.Codec = cfg.pageCodec().Name
 	plan := makePlan(sc.trajs, cfg, m)
 	if err := checkSplits(cfg, m); err != nil {
 		return nil, err

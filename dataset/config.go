@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"bagen-data/internal/pagecodec"
 	"bagen-data/probes"
 )
 
@@ -62,8 +63,18 @@ type Config struct {
 	// Progress, when set, is told how far each stage has got.
 	Progress func(stage string, done, total int64)
 
+	// codec compresses the outputs' pages; nil is pagecodec.Default.
+	codec *pagecodec.Codec
 	// preadOnly reads the spill with pread, never io_uring.
 	preadOnly bool
+}
+
+// pageCodec compresses the outputs' pages.
+func (c *Config) pageCodec() *pagecodec.Codec {
+	if c.codec == nil {
+		return pagecodec.Default
+	}
+	return c.codec
 }
 
 func (c *Config) ratio() Ratio {
