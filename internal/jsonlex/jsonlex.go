@@ -426,8 +426,12 @@ func (d *Decoder) rawStr(p int, escaped bool) (raw []byte, _ bool) {
 	start := d.pos + 1
 	var high, h uint64 // the bytes passed, or-ed: non-ASCII if a high bit is set
 	for {
-		p, h = plain(b, p)
-		high |= h
+		if d.CheckUTF8 {
+			p, h = plainHigh(b, p)
+			high |= h
+		} else {
+			p = plain(b, p)
+		}
 		if p >= len(b) {
 			d.pos = p
 			d.fail("unterminated string")
@@ -515,21 +519,41 @@ func tokenStart(raw []byte, i int) int {
 
 const ones, highs = 0x0101010101010101, 0x8080808080808080
 
+// specials flags, by its high bit, each of the eight bytes of x that is a
+// quote, a backslash or a control character. A byte below 0x20 borrows in
+// x-0x20…, a quote or a backslash in (x^c)-0x01…; a byte's high bit, which
+// rules out a borrow from it, is the same in x and x^c. Borrows flag bytes
+// above a flagged one, never below, so the lowest flag is exact.
+func specials(x uint64) uint64 {
+	q, s := x^(ones*'"'), x^(ones*'\\')
+	return ((x - ones*0x20) | (q - ones) | (s - ones)) &^ x & highs
+}
+
 // plain returns the offset of the first byte at or after p that is a
-// quote, a backslash or a control character, eight bytes at a time, and
-// the bytes it passed or-ed together (whose high bits tell whether any was
-// not ASCII; bytes of the last word may be included).
-func plain(b []byte, p int) (int, uint64) {
+// quote, a backslash or a control character, eight bytes at a time.
+func plain(b []byte, p int) int {
+	for ; p >= 0 && p <= len(b)-8; p += 8 {
+		if m := specials(binary.LittleEndian.Uint64(b[p : p+8])); m != 0 {
+			return p + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; p < len(b); p++ {
+		if special[b[p]] {
+			return p
+		}
+	}
+	return p
+}
+
+// plainHigh is plain that also returns the bytes it passed or-ed together,
+// whose high bits tell whether any was not ASCII (bytes of the last word
+// may be included): the price of CheckUTF8, kept out of plain's loop.
+func plainHigh(b []byte, p int) (int, uint64) {
 	var high uint64
 	for ; p >= 0 && p <= len(b)-8; p += 8 {
 		x := binary.LittleEndian.Uint64(b[p : p+8])
-		// A byte below 0x20 borrows in x-0x20…, a quote or a backslash in
-		// (x^c)-0x01…; a byte's high bit, which rules out a borrow from
-		// it, is the same in x and x^c. Borrows flag bytes above a
-		// flagged one, never below, so the lowest flag is exact.
-		q, s := x^(ones*'"'), x^(ones*'\\')
 		high |= x
-		if m := ((x - ones*0x20) | (q - ones) | (s - ones)) &^ x & highs; m != 0 {
+		if m := specials(x); m != 0 {
 			return p + bits.TrailingZeros64(m)/8, high
 		}
 	}

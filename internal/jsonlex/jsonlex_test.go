@@ -402,6 +402,7 @@ func BenchmarkRawStrPrefix(b *testing.B) {
 // for every byte value at every position of two words, alone and after
 // a byte that borrows.
 func TestPlain(t *testing.T) {
+	ascii := func(b []byte) bool { return !slices.ContainsFunc(b, func(c byte) bool { return c >= 0x80 }) }
 	slow := func(b []byte) int {
 		for p, c := range b {
 			if c < 0x20 || c == '"' || c == '\\' {
@@ -419,8 +420,13 @@ func TestPlain(t *testing.T) {
 						b[second] = 0
 					}
 					b[pos] = byte(c)
-					if got, _ := plain(b, 0); got != slow(b) {
+					if got := plain(b, 0); got != slow(b) {
 						t.Fatalf("plain(%x, 0) = %d, want %d", b, got, slow(b))
+					}
+					// Non-ASCII bytes passed always show; the last word's
+					// bytes may show too.
+					if got, high := plainHigh(b, 0); got != slow(b) || high&highs == 0 && !ascii(b[:got]) {
+						t.Fatalf("plainHigh(%x, 0) = %d, %#x; want %d and a high bit", b, got, high, slow(b))
 					}
 				}
 			}
