@@ -42,43 +42,32 @@ func decodeWireFast(data []byte, w *wireRollout) (ok, valid bool) {
 	s := wireScanners.Get().(*wireScanner)
 	defer s.release()
 	s.reset(data)
-	var seen uint8
-	ok = s.object(func(key []byte) bool {
-		var bit uint8
-		var ok bool
-		switch string(key) {
-		case "custom_id":
-			bit = 1
-			w.CustomID, ok = s.stringPtr()
-		case "messages":
-			bit = 2
-			w.Messages, ok = s.messages()
-		case "metadata":
-			bit = 4
-			w.Metadata, ok = s.metadata()
-		case "per_turn_api_tokens":
-			bit = 8
-			w.API, ok = s.apiTokens()
-		case "api_inputs":
-			bit = 16
-			w.APIInputs, ok = s.stringPtr()
-		case "budget":
-			bit = 32
-			w.Budget, ok = s.raw()
-		default:
-			return s.unknown(key, wireKeys)
-		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return ok
-	})
-	if !ok {
+	if !s.record(w) {
 		return false, false
 	}
 	s.d.Finish()
 	return s.d.Err() == nil, s.d.InvalidUTF8() == 0
+}
+
+// record reads the record's object into w.
+func (s *wireScanner) record(w *wireRollout) bool {
+	return s.fields(wireKeys, func(name string) (ok bool) {
+		switch name {
+		case "custom_id":
+			w.CustomID, ok = s.stringPtr()
+		case "messages":
+			w.Messages, ok = objects(s, s.message)
+		case "metadata":
+			w.Metadata, ok = s.metadata()
+		case "per_turn_api_tokens":
+			w.API, ok = objects(s, s.api)
+		case "api_inputs":
+			w.APIInputs, ok = s.stringPtr()
+		case "budget":
+			w.Budget, ok = s.raw()
+		}
+		return ok
+	})
 }
 
 var (
@@ -140,6 +129,40 @@ func (s *wireScanner) array(elem func() bool) bool {
 		}
 	}
 	return s.d.Err() == nil
+}
+
+// fields reads an object of a struct whose JSON names are names (at most
+// 64), calling read with the name when the decoder is at its value. It
+// declines a name given twice, and skips the value of a name not in names
+// unless encoding/json would match it to one of them.
+func (s *wireScanner) fields(names []string, read func(name string) bool) bool {
+	var seen uint64
+	return s.object(func(key []byte) bool {
+		for i, n := range names {
+			if string(key) == n {
+				if seen&(1<<i) != 0 {
+					return false
+				}
+				seen |= 1 << i
+				return read(n)
+			}
+		}
+		return s.unknown(key, names)
+	})
+}
+
+// objects reads null (a nil slice, as encoding/json gives) or an array of
+// objects, each read by elem into a new element.
+func objects[T any](s *wireScanner, elem func(*T) bool) ([]T, bool) {
+	if s.d.Null() {
+		return nil, true
+	}
+	out := []T{}
+	ok := s.array(func() bool {
+		out = append(out, *new(T))
+		return elem(&out[len(out)-1])
+	})
+	return out, ok
 }
 
 // unknown skips the value of a field the struct does not have, declining
@@ -245,83 +268,40 @@ func (s *wireScanner) content(m *wireMessage) bool {
 	return true
 }
 
-func (s *wireScanner) messages() ([]wireMessage, bool) {
-	if s.d.Null() {
-		return nil, true
-	}
-	ms := []wireMessage{}
-	ok := s.array(func() bool {
-		ms = append(ms, wireMessage{})
-		m := &ms[len(ms)-1]
-		var seen uint8
-		return s.object(func(key []byte) bool {
-			var bit uint8
-			var ok bool
-			switch string(key) {
-			case "role":
-				bit = 1
-				m.Role, ok = s.stringPtr()
-			case "content":
-				bit = 2
-				ok = s.content(m)
-			case "tokens":
-				bit = 4
-				m.Tokens, ok = s.raw()
-			case "tool_calls":
-				bit = 8
-				m.ToolCalls, ok = s.raw()
-			default:
-				return s.unknown(key, wireMessageKeys)
-			}
-			if seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			return ok
-		})
+// message reads one of the messages.
+func (s *wireScanner) message(m *wireMessage) bool {
+	return s.fields(wireMessageKeys, func(name string) (ok bool) {
+		switch name {
+		case "role":
+			m.Role, ok = s.stringPtr()
+		case "content":
+			ok = s.content(m)
+		case "tokens":
+			m.Tokens, ok = s.raw()
+		case "tool_calls":
+			m.ToolCalls, ok = s.raw()
+		}
+		return ok
 	})
-	return ms, ok
 }
 
-func (s *wireScanner) apiTokens() ([]wireAPI, bool) {
-	if s.d.Null() {
-		return nil, true
-	}
-	as := []wireAPI{}
-	ok := s.array(func() bool {
-		as = append(as, wireAPI{})
-		a := &as[len(as)-1]
-		var seen uint8
-		return s.object(func(key []byte) bool {
-			var bit uint8
-			var ok bool
-			switch string(key) {
-			case "input":
-				bit = 1
-				a.Input, ok = s.raw()
-			case "output":
-				bit = 2
-				a.Output, ok = s.raw()
-			case "reasoning":
-				bit = 4
-				a.Reasoning, ok = s.raw()
-			case "cached":
-				bit = 8
-				a.Cached, ok = s.raw()
-			case "retried":
-				bit = 16
-				ok = s.retried(a)
-			default:
-				return s.unknown(key, wireAPIKeys)
-			}
-			if seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			return ok
-		})
+// api reads one turn's token counts.
+func (s *wireScanner) api(a *wireAPI) bool {
+	return s.fields(wireAPIKeys, func(name string) (ok bool) {
+		switch name {
+		case "input":
+			a.Input, ok = s.raw()
+		case "output":
+			a.Output, ok = s.raw()
+		case "reasoning":
+			a.Reasoning, ok = s.raw()
+		case "cached":
+			a.Cached, ok = s.raw()
+		case "retried":
+			ok = s.retried(a)
+		}
+		return ok
 	})
-	return as, ok
 }
 
 func (s *wireScanner) retried(a *wireAPI) bool {
@@ -334,24 +314,13 @@ func (s *wireScanner) retried(a *wireAPI) bool {
 		Output json.RawMessage `json:"output"`
 	})
 	r := a.Retried
-	var seen uint8
-	return s.object(func(key []byte) bool {
-		var bit uint8
-		var ok bool
-		switch string(key) {
+	return s.fields(wireRetriedKeys, func(name string) (ok bool) {
+		switch name {
 		case "calls":
-			bit = 1
 			r.Calls, ok = s.raw()
 		case "output":
-			bit = 2
 			r.Output, ok = s.raw()
-		default:
-			return s.unknown(key, wireRetriedKeys)
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
 		return ok
 	})
 }
