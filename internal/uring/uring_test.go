@@ -20,20 +20,8 @@ func TestRingReadsWhatPreadReads(t *testing.T) {
 		testenv.Need(t, "io_uring", err)
 	}
 	defer r.Close()
-	data := make([]byte, 1<<20)
 	rng := rand.New(rand.NewPCG(3, 4))
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
-	path := filepath.Join(t.TempDir(), "spill")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f, data := randomFile(t, rng, 1<<20)
 	offs := make([]int64, 1000)
 	bufs := make([][]byte, len(offs))
 	for i := range offs {
@@ -64,19 +52,7 @@ func TestRingReadsWhatPreadReads(t *testing.T) {
 // through a ring of 2,048 entries and with one pread each.
 func BenchmarkRead(b *testing.B) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	data := make([]byte, 64<<20)
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
-	path := filepath.Join(b.TempDir(), "spill")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
+	f, data := randomFile(b, rng, 64<<20)
 	offs := make([]int64, 2048)
 	bufs := make([][]byte, len(offs))
 	var total int64
@@ -108,4 +84,23 @@ func BenchmarkRead(b *testing.B) {
 			}
 		}
 	})
+}
+
+// randomFile is a file of size random bytes from rng, open for reading
+// until tb ends, and its bytes.
+func randomFile(tb testing.TB, rng *rand.Rand, size int) (*os.File, []byte) {
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	path := filepath.Join(tb.TempDir(), "spill")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	return f, data
 }
