@@ -57,6 +57,7 @@ test: tokenizer duckdb
 	$(GO) vet ./...
 	$(GO) vet -tags measure ./guard/
 	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/bagen-data
+	CGO_ENABLED=0 $(GO) test -count=1 ./internal/pagecodec
 	$(GO) run ./tools/testsum -race -count=1 -timeout 45m ./...
 
 # soft reports a component that could not be installed: outside CI the

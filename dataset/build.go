@@ -89,7 +89,7 @@ func stagedPath(st *atomicfile.Dir, name string) (string, error) {
 }
 
 func build(ctx context.Context, srcs []probes.Source, st *atomicfile.Dir, cfg *Config) (*Manifest, error) {
-	sp, err := newSpill(st.Scratch())
+	sp, err := newSpill(st.Scratch(), cfg.preadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +113,7 @@ func build(ctx context.Context, srcs []probes.Source, st *atomicfile.Dir, cfg *C
 	}
 	m := newManifest(cfg, sc)
 	m.Results = resultsOf(srcs)
+	m.Codec = cfg.pageCodec().Name
 	plan := makePlan(sc.trajs, cfg, m)
 	if err := checkSplits(cfg, m); err != nil {
 		return nil, err

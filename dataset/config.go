@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"bagen-data/internal/pagecodec"
 	"bagen-data/probes"
 )
 
@@ -66,6 +67,19 @@ type Config struct {
 	Version string
 	// Progress, when set, is told how far each stage has got.
 	Progress func(stage string, done, total int64)
+
+	// codec compresses the outputs' pages; nil is pagecodec.Default.
+	codec *pagecodec.Codec
+	// preadOnly reads the spill with pread, never io_uring.
+	preadOnly bool
+}
+
+// pageCodec compresses the outputs' pages.
+func (c *Config) pageCodec() *pagecodec.Codec {
+	if c.codec == nil {
+		return pagecodec.Default
+	}
+	return c.codec
 }
 
 // accounting is Accounting with its default applied.

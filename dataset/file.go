@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+
+	"bagen-data/internal/pagecodec"
 )
 
 // WriteFile writes rows to a parquet file at path atomically (a temporary
@@ -13,5 +15,5 @@ func WriteFile[T any](ctx context.Context, path string, rows []T) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return writeParquet(ctx, path, len(rows), 1, nil, func(i int, _ *arena) (T, int, error) { return rows[i], 0, nil }, nil, nil)
+	return writeParquet(ctx, path, pagecodec.Default, len(rows), 1, nil, func(i int, _ *arena) (T, int, error) { return rows[i], 0, nil }, nil, nil)
 }

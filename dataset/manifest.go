@@ -29,6 +29,10 @@ type Manifest struct {
 	ReplacedUTF8 int          `json:"replaced_utf8"`
 	Splits       SplitsStats  `json:"splits"`
 	Outputs      []FileDigest `json:"outputs"`
+	// Codec is the compressor that wrote the outputs' pages, with its
+	// level and version: the outputs' bytes, and so their digests,
+	// depend on it.
+	Codec string `json:"codec"`
 }
 
 // ManifestConfig is the configuration as the user gave it.

@@ -27,11 +27,11 @@ func (w *rowWriter) write(ctx context.Context, path string, split int, entries [
 	weight := func(i int) int { return int(w.trajs[entries[i].Traj].n) }
 	load := func(start, end int, a *arena) error { return w.load(entries, start, end, a) }
 	if split == sftIdx {
-		return writeParquet(ctx, path, len(entries), w.cfg.Workers, load, func(i int, a *arena) (SFTRow, int, error) {
+		return writeParquet(ctx, path, w.cfg.pageCodec(), len(entries), w.cfg.Workers, load, func(i int, a *arena) (SFTRow, int, error) {
 			return w.sft(entries[i], a.recs[i-a.first])
 		}, weight, progress)
 	}
-	return writeParquet(ctx, path, len(entries), w.cfg.Workers, load, func(i int, a *arena) (RLRow, int, error) {
+	return writeParquet(ctx, path, w.cfg.pageCodec(), len(entries), w.cfg.Workers, load, func(i int, a *arena) (RLRow, int, error) {
 		return w.rl(entries[i], a.recs[i-a.first], split, i)
 	}, weight, progress)
 }

@@ -8,9 +8,10 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
+
 	"unsafe"
 
+	"bagen-data/internal/uring"
 	"bagen-data/probes"
 )
 
@@ -25,20 +26,17 @@ type spill struct {
 	fd  int // f's descriptor, for rings
 
 	mu      sync.Mutex
-	rings   []*ring // free rings, one per worker reading at once
-	noRings bool    // io_uring is unavailable: pread only
+	rings   []*uring.Ring // free rings, one per worker reading at once
+	noRings bool          // io_uring is unavailable or not wanted: pread only
 }
 
-// preadOnly turns reading through io_uring off, for tests of the pread
-// path.
-var preadOnly atomic.Bool
-
-func newSpill(dir string) (*spill, error) {
+// newSpill makes a spill in dir; preadOnly reads it without io_uring.
+func newSpill(dir string, preadOnly bool) (*spill, error) {
 	f, err := os.CreateTemp(dir, ".spill-*")
 	if err != nil {
 		return nil, err
 	}
-	return &spill{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+	return &spill{f: f, w: bufio.NewWriterSize(f, 1<<20), noRings: preadOnly}, nil
 }
 
 // add appends a trajectory's turns and returns where they are.
@@ -74,7 +72,7 @@ func (s *spill) read(off int64, buf []byte) ([]byte, error) {
 func (s *spill) readAll(offs []int64, bufs [][]byte) error {
 	pending := []int(nil)
 	if r := s.ring(); r != nil {
-		failed, ok, err := r.read(s.fd, offs, bufs)
+		failed, ok, err := r.Read(s.fd, offs, bufs)
 		if err != nil {
 			return err // reads may still be landing in bufs: the ring stays open
 		}
@@ -96,10 +94,10 @@ func (s *spill) readAll(offs []int64, bufs [][]byte) error {
 
 // ring returns a free ring, making one if none is free, or nil when
 // io_uring cannot be used.
-func (s *spill) ring() *ring {
+func (s *spill) ring() *uring.Ring {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.noRings || preadOnly.Load() {
+	if s.noRings {
 		return nil
 	}
 	if n := len(s.rings); n > 0 {
@@ -107,7 +105,7 @@ func (s *spill) ring() *ring {
 		s.rings = s.rings[:n-1]
 		return r
 	}
-	r, err := newRing(chunkRows)
+	r, err := uring.New(chunkRows)
 	if err != nil {
 		s.noRings = true
 		return nil
@@ -117,9 +115,9 @@ func (s *spill) ring() *ring {
 
 // release returns r to the free rings, or closes it when it is no longer
 // usable.
-func (s *spill) release(r *ring, ok bool) {
+func (s *spill) release(r *uring.Ring, ok bool) {
 	if !ok {
-		r.close()
+		r.Close()
 		return
 	}
 	s.mu.Lock()
@@ -130,7 +128,7 @@ func (s *spill) release(r *ring, ok bool) {
 func (s *spill) close() error {
 	s.mu.Lock()
 	for _, r := range s.rings {
-		r.close()
+		r.Close()
 	}
 	s.rings = nil
 	s.mu.Unlock()

@@ -1,6 +1,10 @@
 package dataset
 
 import (
+	"bytes"
+	"context"
+	"io"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -53,5 +57,49 @@ func TestDecodeTurnsPrefix(t *testing.T) {
 	// The whole record still rejects trailing bytes.
 	if _, _, err := decodeTurnsN(append(rec[:len(rec):len(rec)], 0), -1); err == nil {
 		t.Error("trailing bytes accepted")
+	}
+}
+
+// Without io_uring the build reads its spill with pread and writes the same
+// bytes; a record that cannot be read fails the build with pread's error
+// either way.
+func TestBuildWithoutRings(t *testing.T) {
+	dir := t.TempDir()
+	in := writeInput(t, dir, "in.jsonl", canonical(40, 0))
+	cfg := testConfig()
+	cfg.Workers = 2
+	build := func(out string) map[string][]byte {
+		t.Helper()
+		if _, err := Build(context.Background(), []probes.Source{in}, filepath.Join(dir, out), cfg); err != nil {
+			t.Fatal(err)
+		}
+		return fileBytes(t, filepath.Join(dir, out))
+	}
+	with := build("rings")
+	cfg.preadOnly = true
+	without := build("pread")
+	for _, f := range []string{SFTFile, RLFile, EvalFile, ManifestFile} {
+		if !bytes.Equal(with[f], without[f]) {
+			t.Errorf("%s: differs between reading the spill through rings and with pread", f)
+		}
+	}
+
+	for _, rings := range []bool{true, false} {
+		sp, err := newSpill(dir, !rings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sp.close()
+		if _, _, err := sp.add([]byte("0123456789")); err != nil {
+			t.Fatal(err)
+		}
+		if err := sp.finish(); err != nil {
+			t.Fatal(err)
+		}
+		bufs := [][]byte{make([]byte, 4), make([]byte, 8)}
+		err = sp.readAll([]int64{6, 6}, bufs)
+		if err != io.EOF || string(bufs[0]) != "6789" {
+			t.Fatalf("rings %v: readAll past the end = %v, first record %q; want io.EOF, %q", rings, err, bufs[0], "6789")
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"bagen-data/internal/atomicfile"
+	"bagen-data/internal/pagecodec"
 )
 
 // rowGroupBytes bounds the content buffered before a row group is flushed,
@@ -46,17 +47,18 @@ var contentColumns = [][]string{
 	{"prompt", "list", "element", "content"},
 }
 
-// writerOptions are shared by every parquet file: zstd (pageCodec), and a fixed
-// created_by so the bytes do not depend on the library's version string.
+// writerOptions are shared by every parquet file: pages compressed by
+// codec, and a fixed created_by so the bytes do not depend on the
+// library's version string.
 // The message texts get no page statistics and no page bounds: the writer
 // would keep a full copy of each page's smallest and largest text for the
 // column index until the row group is flushed, and of the chunk's for the
 // footer until the file is closed, and write two more copies into every
 // page header — for an 8 MB message, three uncompressed copies per page in
 // the file and hundreds of MB on the heap. Nobody filters on prose.
-func writerOptions() []parquet.WriterOption {
+func writerOptions(codec *pagecodec.Codec) []parquet.WriterOption {
 	opts := []parquet.WriterOption{
-		parquet.Compression(pageCodec),
+		parquet.Compression(codec),
 		parquet.CreatedBy("bagen-data", "1", ""),
 		parquet.PageBufferSize(1 << 20),
 	}
@@ -75,12 +77,13 @@ type render[T any] func(i int, a *arena) (T, int, error)
 type load func(start, end int, a *arena) error
 
 // writeParquet renders n rows with render (in parallel, in chunks) and
-// writes them in order to path, atomically. weight, when not nil,
+// writes them in order to path, atomically, its pages compressed by
+// codec. weight, when not nil,
 // estimates row i's size before it is rendered, to cut chunks by bytes.
-func writeParquet[T any](ctx context.Context, path string, n, workers int, load load, render render[T], weight func(i int) int, progress func(done int64)) error {
+func writeParquet[T any](ctx context.Context, path string, codec *pagecodec.Codec, n, workers int, load load, render render[T], weight func(i int) int, progress func(done int64)) error {
 	return atomicfile.Write(path, func(f io.Writer) error {
 		bw := bufio.NewWriterSize(f, 1<<20)
-		w := parquet.NewGenericWriter[T](bw, writerOptions()...)
+		w := parquet.NewGenericWriter[T](bw, writerOptions(codec)...)
 		if err := writeRows(ctx, w, n, workers, load, render, weight, progress); err != nil {
 			return err
 		}

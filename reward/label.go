@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"bagen-data/reward/internal/lex"
+	"bagen-data/internal/jsonlex"
 )
 
 // ParseLabel reads a token-budget label: the label column's JSON
@@ -92,7 +92,7 @@ type labelFields struct {
 }
 
 func parseObject(s string) (Target, error) {
-	var d lex.Decoder
+	var d jsonlex.Decoder
 	d.ResetString(s)
 	var f labelFields
 	d.Begin('{')
@@ -113,7 +113,7 @@ func parseObject(s string) (Target, error) {
 }
 
 // read decodes the value of key into f.
-func (f *labelFields) read(d *lex.Decoder, key []byte) error {
+func (f *labelFields) read(d *jsonlex.Decoder, key []byte) error {
 	if d.Null() {
 		f.clear(key)
 		return nil

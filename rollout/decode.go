@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"bagen-data/internal/jsonlex"
 )
 
 type wireMessage struct {
@@ -465,7 +467,8 @@ func (rec Record) Errorf(field, format string, args ...any) error {
 	return &ParseError{File: rec.Pos.File, Line: rec.Pos.Line, Index: rec.Pos.Index, Field: field, Err: fmt.Errorf(format, args...)}
 }
 
-// JSONCause rewords encoding/json errors without their Go type names.
+// JSONCause rewords encoding/json errors without their Go type names, and
+// gives jsonlex's syntax errors the same shape.
 func JSONCause(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
@@ -474,6 +477,10 @@ func JSONCause(err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		return fmt.Errorf("invalid JSON at byte %d: %v", se.Offset, se)
+	}
+	var le *jsonlex.Error
+	if errors.As(err, &le) {
+		return fmt.Errorf("invalid JSON at byte %d: %s", le.Offset, le.Msg)
 	}
 	return err
 }

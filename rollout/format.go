@@ -1,13 +1,11 @@
 package rollout
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/buger/jsonparser"
+	"bagen-data/internal/jsonlex"
 )
 
 // layout is how a format's records sit in a file.
@@ -152,27 +150,15 @@ func isPredictions(keys map[string]json.RawMessage) bool {
 // objectKeys are the top-level keys of a JSON object with their raw
 // values, read in one pass that skips over the values (a session log's
 // first line can be most of the file); ok is false when data is not an
-// object.
+// object. What follows its closing brace is not read.
 func objectKeys(data []byte) (map[string]json.RawMessage, bool) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '{' {
-		return nil, false
-	}
 	keys := map[string]json.RawMessage{}
-	err := jsonparser.ObjectEach(data, func(key, value []byte, vt jsonparser.ValueType, end int) error {
-		raw := rawValue(data, value, vt, end)
-		if raw == nil {
-			return errors.New("no value")
-		}
-		if bytes.IndexByte(key, '\\') >= 0 {
-			var k string
-			if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &k) != nil {
-				return errors.New("bad key")
-			}
-			key = []byte(k)
-		}
-		keys[string(key)] = raw
-		return nil
-	})
-	return keys, err == nil
+	var d jsonlex.Decoder
+	d.Reset(data)
+	d.Begin('{')
+	for i := 0; d.Next(i, '}'); i++ {
+		key := d.Key()
+		keys[string(key)] = d.Raw()
+	}
+	return keys, d.Err() == nil
 }

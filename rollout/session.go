@@ -3,13 +3,12 @@ package rollout
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/buger/jsonparser"
+	"bagen-data/internal/jsonlex"
 )
 
 // The coding-agent CLIs (Claude Code, Codex, Qwen Code) keep each session
@@ -152,39 +151,29 @@ func sumTokens(line Record, field string, ns ...int64) (int64, error) {
 // request snapshots and tool results, Codex's session metadata) are most
 // of a session's bytes. The values returned are decoded, and so checked,
 // by encoding/json; the rest of the line is only checked to be a
-// well-formed object.
+// well-formed object (what follows its closing brace is not read).
 func topKeys(line Record, keys ...string) ([]json.RawMessage, error) {
 	out := make([]json.RawMessage, len(keys))
 	data := bytes.TrimSpace(line.Data)
 	if len(data) == 0 || data[0] != '{' {
 		return nil, line.Errorf("", "want a JSON object, got %s", clipJSON(data))
 	}
-	err := jsonparser.ObjectEach(data, func(key, value []byte, vt jsonparser.ValueType, end int) error {
-		for i, k := range keys {
+	var d jsonlex.Decoder
+	d.Reset(line.Data)
+	d.Begin('{')
+	for i := 0; d.Next(i, '}'); i++ {
+		key := d.Key()
+		value := d.Raw()
+		for j, k := range keys {
 			if string(key) == k {
-				if out[i] = rawValue(data, value, vt, end); out[i] == nil {
-					return errors.New("cannot locate the value of " + k)
-				}
+				out[j] = value
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, line.Errorf("", "invalid JSON: %v", err)
+	}
+	if err := d.Err(); err != nil {
+		return nil, line.Errorf("", "%w", JSONCause(err))
 	}
 	return out, nil
-}
-
-// rawValue is a value jsonparser found in data, ending at end, as JSON
-// text: jsonparser gives strings without their quotes, which are put back.
-func rawValue(data, value []byte, vt jsonparser.ValueType, end int) json.RawMessage {
-	if vt != jsonparser.String {
-		return value
-	}
-	if start := end - len(value) - 2; start >= 0 && end <= len(data) && data[start] == '"' && data[end-1] == '"' {
-		return data[start:end]
-	}
-	return nil // not reached: ObjectEach ends a string value after its quote
 }
 
 // stringValue decodes a raw JSON string ("" when absent or not a string).

@@ -137,3 +137,41 @@ func TestQwenCodeEdges(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// topKeys finds keys written with escapes, gives values as written, does
+// not read past the object, and rejects a line whose skipped values are
+// not JSON, at the byte where they stop being.
+func TestTopKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name, line string
+		want       []string
+		err        string
+	}{
+		{"values", ` {"b": [1, {"x":"}"}], "a":"s\n" } `, []string{`"s\n"`, `[1, {"x":"}"}]`}, ""},
+		{"escaped key", `{"\u0061":1}`, []string{`1`, ``}, ""},
+		{"absent", `{"c":null}`, []string{``, ``}, ""},
+		{"after the object", `{"a":1} x`, []string{`1`, ``}, ""},
+		{"bad skipped value", `{"c":{"d":tru},"a":1}`, nil, "s.jsonl:4: invalid JSON at byte 10: invalid literal, want true"},
+		{"cut", `{"a":1,"b":[`, nil, "s.jsonl:4: invalid JSON at byte 12: unexpected end of input"},
+		{"not an object", `[1]`, nil, "s.jsonl:4: want a JSON object, got [1]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := Record{Pos: Position{File: "s.jsonl", Line: 4, Index: -1}, Data: []byte(tc.line)}
+			got, err := topKeys(rec, "a", "b")
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("topKeys(%s): error %v, want %s", tc.line, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("topKeys(%s): %v", tc.line, err)
+			}
+			for i, w := range tc.want {
+				if string(got[i]) != w {
+					t.Errorf("topKeys(%s)[%d] = %s, want %s", tc.line, i, got[i], w)
+				}
+			}
+		})
+	}
+}

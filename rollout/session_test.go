@@ -298,7 +298,7 @@ func TestSessionBadLines(t *testing.T) {
 		"codex":         "codex.jsonl:2: payload.name: missing",
 		"codex-usage":   "codex-usage.jsonl:3: payload.info.last_token_usage.cached: 6 cached tokens exceed the input's 5",
 		"qwen":          "qwen.jsonl:2: want a JSON object, got not json",
-		"claude-cut":    "claude-cut.jsonl:2: invalid JSON: Value looks like object, but can't find closing '}' symbol",
+		"claude-cut":    "claude-cut.jsonl:2: invalid JSON at byte 86: unterminated string",
 		"qwen-message":  "qwen-message.jsonl:1: message.parts: want an array, got JSON string",
 	}
 	dir := t.TempDir()

@@ -3,12 +3,12 @@ package tokenizer
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/buger/jsonparser"
+	"bagen-data/internal/jsonlex"
 )
 
 // readModelFast reads the model of an ordinary tokenizer.json — valid UTF-8
@@ -79,41 +79,27 @@ func readFast(data []byte, source string) (*model, bool) {
 
 // fields returns the values of an object's keys among names (strings with
 // their quotes). It fails on a key given twice, or one equal to a name but
-// for case (encoding/json would match it). jsonparser hands keys over
-// unescaped.
+// for case (encoding/json would match it).
 func fields(obj []byte, names ...string) (map[string][]byte, bool) {
 	out := map[string][]byte{}
 	ok := true
-	err := jsonparser.ObjectEach(obj, func(key, value []byte, vt jsonparser.ValueType, end int) error {
-		k := string(key)
+	var d jsonlex.Decoder
+	d.Reset(obj)
+	d.Begin('{')
+	for i := 0; d.Next(i, '}'); i++ {
+		k := string(d.Key())
+		value := d.Raw()
 		for _, n := range names {
 			if strings.EqualFold(k, n) {
 				if _, seen := out[n]; seen || k != n {
 					ok = false
 				}
-				if vt == jsonparser.String {
-					value = obj[end-len(value)-2 : end]
-				}
 				out[n] = value
 			}
 		}
-		return nil
-	})
-	return out, ok && err == nil
-}
-
-// errStop ends a jsonparser walk early.
-var errStop = errors.New("stop")
-
-// str is a JSON string's value from jsonparser's raw bytes (quotes off,
-// escapes in).
-func str(raw []byte) (string, bool) {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw), true
 	}
-	var s string
-	err := json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &s)
-	return s, err == nil
+	d.Finish()
+	return out, ok && d.Err() == nil
 }
 
 // vocabFast reads model.vocab, an object of token → integer id.
@@ -122,17 +108,21 @@ func vocabFast(raw []byte) (map[string]int32, bool) {
 		return nil, true
 	}
 	v := make(map[string]int32, 1<<17)
-	ok := true
-	err := jsonparser.ObjectEach(raw, func(key, value []byte, vt jsonparser.ValueType, _ int) error {
-		id, err := strconv.ParseInt(string(value), 10, 32)
-		if vt != jsonparser.Number || err != nil {
-			ok = false
-			return errStop
+	var d jsonlex.Decoder
+	d.Reset(raw)
+	d.Begin('{')
+	for i := 0; d.Next(i, '}'); i++ {
+		k := d.Key()
+		if d.Kind() != jsonlex.Number {
+			return nil, false
 		}
-		v[string(key)] = int32(id)
-		return nil
-	})
-	return v, ok && err == nil
+		id := d.Int()
+		if id < math.MinInt32 || id > math.MaxInt32 {
+			return nil, false
+		}
+		v[string(k)] = int32(id)
+	}
+	return v, d.Err() == nil
 }
 
 // mergesFast reads model.merges: ["a", "b"] pairs or "a b" strings, all of
@@ -141,52 +131,50 @@ func mergesFast(source string, raw []byte) ([][2]string, bool) {
 	if raw == nil || string(raw) == "null" {
 		return nil, true
 	}
-	var pairs [][2]string
-	var strs []string
-	ok := true
-	_, err := jsonparser.ArrayEach(raw, func(value []byte, vt jsonparser.ValueType, _ int, err error) {
-		switch {
-		case !ok || err != nil:
-			ok = false
-		case vt == jsonparser.Array && strs == nil:
-			if pairs == nil {
-				pairs = make([][2]string, 0, capHint(raw, "],"))
-			}
-			var p [2]string
-			n := 0
-			_, err := jsonparser.ArrayEach(value, func(v []byte, vt jsonparser.ValueType, _ int, err error) {
-				s, good := str(v)
-				if n < 2 && good && err == nil && vt == jsonparser.String {
-					p[n] = s
-				} else {
-					ok = false
-				}
-				n++
-			})
-			ok = ok && err == nil && n == 2
-			pairs = append(pairs, p)
-		case vt == jsonparser.String && pairs == nil:
-			s, good := str(value)
-			ok = ok && good
-			if strs == nil {
-				strs = make([]string, 0, capHint(raw, `",`))
-			}
-			strs = append(strs, s)
-		default:
-			ok = false
-		}
-	})
-	if !ok || err != nil {
+	var d jsonlex.Decoder
+	d.Reset(raw)
+	if !d.Begin('[') {
 		return nil, false
 	}
-	if strs != nil {
+	d.Kind()
+	if d.Offset() < len(raw) && raw[d.Offset()] == '"' {
+		strs := make([]string, 0, capHint(raw, `",`))
+		for i := 0; d.Next(i, ']'); i++ {
+			if d.Kind() != jsonlex.String {
+				return nil, false
+			}
+			strs = append(strs, string(d.Str()))
+		}
+		if d.Err() != nil {
+			return nil, false
+		}
 		out, err := splitMerges(source, "model.merges", strs)
 		return out, err == nil
 	}
-	if pairs == nil {
-		pairs = [][2]string{}
+	pairs := make([][2]string, 0, capHint(raw, "],"))
+	for i := 0; d.Next(i, ']'); i++ {
+		p, ok := pairFast(&d)
+		if !ok {
+			return nil, false
+		}
+		pairs = append(pairs, p)
 	}
-	return pairs, true
+	return pairs, d.Err() == nil
+}
+
+// pairFast reads a merge given as an array of two strings.
+func pairFast(d *jsonlex.Decoder) (p [2]string, ok bool) {
+	if !d.Begin('[') {
+		return p, false
+	}
+	n := 0
+	for ; d.Next(n, ']'); n++ {
+		if n >= 2 || d.Kind() != jsonlex.String {
+			return p, false
+		}
+		p[n] = string(d.Str())
+	}
+	return p, n == 2 && d.Err() == nil
 }
 
 // capHint is the capacity for the elements of the JSON array raw, from how

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"bagen-data/internal/httpd"
+	"bagen-data/internal/jsonlex"
 	"bagen-data/reward"
-	"bagen-data/reward/internal/lex"
 )
 
 // Sentinels classify request failures; status maps them to HTTP codes.
@@ -75,7 +75,7 @@ func status(err error) int {
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
 	case errors.As(err, &fe), errors.Is(err, ErrBadRequest),
-		errors.Is(err, lex.ErrSyntax), errors.Is(err, reward.ErrLabel):
+		errors.Is(err, jsonlex.ErrSyntax), errors.Is(err, reward.ErrLabel):
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"bagen-data/internal/jsonlex"
 	"bagen-data/reward"
-	"bagen-data/reward/internal/lex"
 )
 
 // native answers the batch API:
@@ -85,7 +85,7 @@ type itemFields struct {
 }
 
 // decode reads one item object. Errors carry the key as ".key".
-func (f *itemFields) decode(d *lex.Decoder) *FieldError {
+func (f *itemFields) decode(d *jsonlex.Decoder) *FieldError {
 	if !d.Begin('{') {
 		return &FieldError{Err: d.Err()}
 	}
@@ -105,7 +105,7 @@ func (f *itemFields) decode(d *lex.Decoder) *FieldError {
 	return nil
 }
 
-func (f *itemFields) read(d *lex.Decoder, key []byte) {
+func (f *itemFields) read(d *jsonlex.Decoder, key []byte) {
 	switch string(key) {
 	case "response":
 		f.response, f.hasResponse = d.Str(), true

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"bagen-data/internal/jsonlex"
 	"bagen-data/reward"
-	"bagen-data/reward/internal/lex"
 )
 
 var errMissing = errors.New("missing")
@@ -113,8 +113,8 @@ var openRLHFFields = [3]string{"query", "prompts", "labels"}
 
 // readStrings reads a JSON array of strings into dst, validated but not
 // unescaped; known[i], where present, likely shares a prefix with item i
-// (lex.Decoder.RawStrPrefix).
-func readStrings(d *lex.Decoder, field string, dst, known []jstr) ([]jstr, error) {
+// (jsonlex.Decoder.RawStrPrefix).
+func readStrings(d *jsonlex.Decoder, field string, dst, known []jstr) ([]jstr, error) {
 	if !d.Begin('[') {
 		return dst, &FieldError{Path: field, Err: d.Err()}
 	}

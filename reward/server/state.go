@@ -8,14 +8,14 @@ import (
 	"unsafe"
 
 	"bagen-data/internal/httpd"
+	"bagen-data/internal/jsonlex"
 	"bagen-data/reward"
-	"bagen-data/reward/internal/lex"
 )
 
 // state is the per-request scratch space, pooled so that a request in
 // the steady state allocates little beyond what net/http does.
 type state struct {
-	dec     lex.Decoder
+	dec     jsonlex.Decoder
 	body    []byte
 	out     []byte
 	strs    [3][]jstr

@@ -1,4 +1,4 @@
-package lex
+package jsonlex
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -220,6 +221,7 @@ func FuzzDecoder(f *testing.F) {
 		`{"query":["a\u003cb"],"prompts":["x"],"labels":["{\"remaining_tokens\":5}"]}`,
 		`[1,-2.5e-3,true,false,null,"\ud83d\ude00",{}]`,
 		`"\ud800\udc00"`, `"\ud800"`, `9223372036854775808`, `-0`, `[1,]`, `{"a" 1}`,
+		"{\"k\xff\":[\"caf\xc3\xa9\",\"a\\n\xc0\xaf\"]}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -234,6 +236,21 @@ func FuzzDecoder(f *testing.F) {
 		if got, want := d.Err() == nil, json.Valid(in); got != want {
 			t.Fatalf("valid(%q) = %v (%v), encoding/json says %v", in, got, d.Err(), want)
 		}
+		// Raw gives the value as written; CheckUTF8 tells valid UTF-8
+		// exactly (in valid JSON, bytes above 0x7f are in strings only).
+		d.CheckUTF8 = true
+		d.Reset(in)
+		raw := d.Raw()
+		d.Finish()
+		if d.Err() == nil {
+			if want := bytes.Trim(in, " \t\n\r"); !bytes.Equal(raw, want) {
+				t.Fatalf("Raw(%q) = %q, want %q", in, raw, want)
+			}
+			if got, want := d.InvalidUTF8() == 0, utf8.Valid(in); got != want {
+				t.Fatalf("Raw(%q): %d strings with invalid UTF-8, utf8.Valid says %v", in, d.InvalidUTF8(), want)
+			}
+		}
+		d.CheckUTF8 = false
 		switch d.Reset(in); d.Kind() {
 		case String:
 			s := d.Str()
@@ -281,7 +298,7 @@ func TestRawStr(t *testing.T) {
 }
 
 func BenchmarkRawStr(b *testing.B) {
-	prompt, err := os.ReadFile("../../server/testdata/prompt.txt")
+	prompt, err := os.ReadFile("testdata/prompt.txt")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -362,7 +379,7 @@ func FuzzRawStrPrefix(f *testing.F) {
 }
 
 func BenchmarkRawStrPrefix(b *testing.B) {
-	prompt, err := os.ReadFile("../../server/testdata/prompt.txt")
+	prompt, err := os.ReadFile("testdata/prompt.txt")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -385,6 +402,7 @@ func BenchmarkRawStrPrefix(b *testing.B) {
 // for every byte value at every position of two words, alone and after
 // a byte that borrows.
 func TestPlain(t *testing.T) {
+	ascii := func(b []byte) bool { return !slices.ContainsFunc(b, func(c byte) bool { return c >= 0x80 }) }
 	slow := func(b []byte) int {
 		for p, c := range b {
 			if c < 0x20 || c == '"' || c == '\\' {
@@ -402,8 +420,13 @@ func TestPlain(t *testing.T) {
 						b[second] = 0
 					}
 					b[pos] = byte(c)
-					if got, want := plain(b, 0), slow(b); got != want {
-						t.Fatalf("plain(%x, 0) = %d, want %d", b, got, want)
+					if got := plain(b, 0); got != slow(b) {
+						t.Fatalf("plain(%x, 0) = %d, want %d", b, got, slow(b))
+					}
+					// Non-ASCII bytes passed always show; the last word's
+					// bytes may show too.
+					if got, high := plainHigh(b, 0); got != slow(b) || high&highs == 0 && !ascii(b[:got]) {
+						t.Fatalf("plainHigh(%x, 0) = %d, %#x; want %d and a high bit", b, got, high, slow(b))
 					}
 				}
 			}
@@ -426,5 +449,64 @@ func TestCommonPrefix(t *testing.T) {
 				t.Errorf("commonPrefix of %d bytes differing at %d, swapped = %d, want %d", len(b), n, got, n)
 			}
 		}
+	}
+}
+
+// TestCheckUTF8: with CheckUTF8 every string with invalid UTF-8 is counted
+// once, wherever it is (a key, a value read or skipped, after an escape or
+// in a long run), and valid non-ASCII text is not; without it nothing is.
+func TestCheckUTF8(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     int
+	}{
+		{"ascii", `{"a":["b","c\n"]}`, 0},
+		{"valid non-ascii", "{\"caf\xc3\xa9\":\"\xe2\x82\xac and \xf0\x9f\x98\x80, a long run of text\"}", 0},
+		{"key", "{\"k\xff\":1}", 1},
+		{"skipped value", "{\"a\":[1,{\"b\":\"x\xc0\xafy\"}]}", 1},
+		{"after an escape", "[\"\\n\xff\"]", 1},
+		{"in a long run", "[\"abcdefghijklmnop\xffabcdefghijklmnop\"]", 1},
+		{"a surrogate's bytes", "[\"\xed\xa0\x80\"]", 1},
+		{"cut rune at the end", "[\"ab\xe2\x82\"]", 1},
+		{"two strings", "[\"\xff\",\"ok\",\"\xfe\"]", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d Decoder
+			d.Reset([]byte(tc.in))
+			d.Skip()
+			if d.Err() != nil || d.InvalidUTF8() != 0 {
+				t.Fatalf("without CheckUTF8: err %v, InvalidUTF8 %d; want nil, 0", d.Err(), d.InvalidUTF8())
+			}
+			d.CheckUTF8 = true
+			d.Reset([]byte(tc.in))
+			d.Skip()
+			if d.Err() != nil || d.InvalidUTF8() != tc.want {
+				t.Fatalf("Skip(%q): err %v, InvalidUTF8 %d; want nil, %d", tc.in, d.Err(), d.InvalidUTF8(), tc.want)
+			}
+			d.Reset([]byte(tc.in))
+			if d.InvalidUTF8() != 0 {
+				t.Fatalf("InvalidUTF8 after Reset = %d, want 0", d.InvalidUTF8())
+			}
+		})
+	}
+}
+
+func TestRawAndRawKey(t *testing.T) {
+	var d Decoder
+	d.ResetString(" { \"a\\n\" : [1, {\"b\":null}] ,\"c\": \"x\\u00e9\" } ")
+	d.Begin('{')
+	var got []string
+	for i := 0; d.Next(i, '}'); i++ {
+		k, esc := d.RawKey()
+		got = append(got, fmt.Sprintf("%s %v %s", k, esc, d.Raw()))
+	}
+	d.Finish()
+	want := []string{`a\n true [1, {"b":null}]`, `c false "x\u00e9"`}
+	if d.Err() != nil || !slices.Equal(got, want) {
+		t.Fatalf("got %q, err %v; want %q", got, d.Err(), want)
+	}
+	d.ResetString(`[1,]`)
+	if raw := d.Raw(); raw != nil || d.Err() == nil {
+		t.Fatalf("Raw of [1,] = %q, err %v; want nil and an error", raw, d.Err())
 	}
 }

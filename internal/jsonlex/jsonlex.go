@@ -1,12 +1,17 @@
-// Package lex reads the few JSON shapes the reward reads (labels, the
-// reward server's requests) straight from a byte slice: no reflection, no
-// allocation for strings without escapes, and errors that say what was
+// Package jsonlex is the house's one JSON lexer: it reads JSON straight
+// from a byte slice for the readers that cannot afford encoding/json's
+// reflection — the reward's labels and its server's requests, the rollout
+// log's records, the session logs' top-level keys and tokenizer.json's
+// vocabulary and merges. It owns JSON's lexical rules (whitespace, string
+// escapes and their decoding, the number grammar, literals, nesting): a
+// fix to any of them is made here and reaches every reader. No reflection,
+// no allocation for strings without escapes, and errors that say what was
 // wanted and what was found at which byte offset.
 //
 // A Decoder is a pull parser with a sticky error: once a call fails, every
 // later call returns a zero value and Err reports the first failure, so a
 // caller reads a whole shape and checks Err once per value it cares about.
-package lex
+package jsonlex
 
 import (
 	"bytes"
@@ -15,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -64,16 +70,28 @@ const maxDepth = 512
 // arena and stay valid until the next Reset. A Decoder is not safe for
 // concurrent use.
 type Decoder struct {
-	buf   []byte
-	pos   int
-	err   error
-	arena []byte
+	// CheckUTF8 makes the Decoder check that every string it reads or
+	// skips, keys included, is valid UTF-8, counting those that are not
+	// (InvalidUTF8). JSON's grammar, and so the Decoder otherwise, takes
+	// any byte above 0x1f in a string; encoding/json replaces invalid
+	// bytes with U+FFFD when it decodes them. Reset keeps the setting.
+	CheckUTF8 bool
+
+	buf     []byte
+	pos     int
+	err     error
+	arena   []byte
+	invalid int // strings holding invalid UTF-8, with CheckUTF8
 }
 
 // Reset starts decoding b, keeping the arena's capacity.
 func (d *Decoder) Reset(b []byte) {
-	d.buf, d.pos, d.err, d.arena = b, 0, nil, d.arena[:0]
+	d.buf, d.pos, d.err, d.arena, d.invalid = b, 0, nil, d.arena[:0], 0
 }
+
+// InvalidUTF8 is the number of strings read or skipped since Reset that
+// hold invalid UTF-8; it counts only with CheckUTF8.
+func (d *Decoder) InvalidUTF8() int { return d.invalid }
 
 // ResetString starts decoding s without copying it; s is only read.
 func (d *Decoder) ResetString(s string) {
@@ -192,6 +210,14 @@ func (d *Decoder) Key() []byte {
 	k := d.Str()
 	d.colon()
 	return k
+}
+
+// RawKey reads an object key and its colon as RawStr reads a string: the
+// key as written, aliasing the input, and whether it holds an escape.
+func (d *Decoder) RawKey() (raw []byte, escaped bool) {
+	raw, escaped = d.RawStr()
+	d.colon()
+	return raw, escaped
 }
 
 func (d *Decoder) colon() {
@@ -385,7 +411,7 @@ func (d *Decoder) RawStr() (raw []byte, escaped bool) {
 // validated there and are only compared here. It returns what RawStr
 // returns, and fails as RawStr does.
 func (d *Decoder) RawStrPrefix(known []byte) (raw []byte, escaped bool) {
-	if d.err != nil || d.Kind() != String {
+	if d.err != nil || d.Kind() != String || d.CheckUTF8 {
 		return d.RawStr()
 	}
 	start := d.pos + 1
@@ -398,8 +424,14 @@ func (d *Decoder) RawStrPrefix(known []byte) (raw []byte, escaped bool) {
 func (d *Decoder) rawStr(p int, escaped bool) (raw []byte, _ bool) {
 	b := d.buf
 	start := d.pos + 1
+	var high, h uint64 // the bytes passed, or-ed: non-ASCII if a high bit is set
 	for {
-		p = plain(b, p)
+		if d.CheckUTF8 {
+			p, h = plainHigh(b, p)
+			high |= h
+		} else {
+			p = plain(b, p)
+		}
 		if p >= len(b) {
 			d.pos = p
 			d.fail("unterminated string")
@@ -407,6 +439,9 @@ func (d *Decoder) rawStr(p int, escaped bool) (raw []byte, _ bool) {
 		}
 		if c := b[p]; c == '"' {
 			d.pos = p + 1
+			if d.CheckUTF8 && high&highs != 0 && !utf8.Valid(b[start:p]) {
+				d.invalid++
+			}
 			return b[start:p:p], escaped
 		} else if c != '\\' {
 			d.pos = p
@@ -482,18 +517,23 @@ func tokenStart(raw []byte, i int) int {
 	return i
 }
 
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// specials flags, by its high bit, each of the eight bytes of x that is a
+// quote, a backslash or a control character. A byte below 0x20 borrows in
+// x-0x20…, a quote or a backslash in (x^c)-0x01…; a byte's high bit, which
+// rules out a borrow from it, is the same in x and x^c. Borrows flag bytes
+// above a flagged one, never below, so the lowest flag is exact.
+func specials(x uint64) uint64 {
+	q, s := x^(ones*'"'), x^(ones*'\\')
+	return ((x - ones*0x20) | (q - ones) | (s - ones)) &^ x & highs
+}
+
 // plain returns the offset of the first byte at or after p that is a
 // quote, a backslash or a control character, eight bytes at a time.
 func plain(b []byte, p int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; p >= 0 && p <= len(b)-8; p += 8 {
-		x := binary.LittleEndian.Uint64(b[p : p+8])
-		// A byte below 0x20 borrows in x-0x20…, a quote or a backslash in
-		// (x^c)-0x01…; a byte's high bit, which rules out a borrow from
-		// it, is the same in x and x^c. Borrows flag bytes above a
-		// flagged one, never below, so the lowest flag is exact.
-		q, s := x^(ones*'"'), x^(ones*'\\')
-		if m := ((x - ones*0x20) | (q - ones) | (s - ones)) &^ x & highs; m != 0 {
+		if m := specials(binary.LittleEndian.Uint64(b[p : p+8])); m != 0 {
 			return p + bits.TrailingZeros64(m)/8
 		}
 	}
@@ -503,6 +543,27 @@ func plain(b []byte, p int) int {
 		}
 	}
 	return p
+}
+
+// plainHigh is plain that also returns the bytes it passed or-ed together,
+// whose high bits tell whether any was not ASCII (bytes of the last word
+// may be included): the price of CheckUTF8, kept out of plain's loop.
+func plainHigh(b []byte, p int) (int, uint64) {
+	var high uint64
+	for ; p >= 0 && p <= len(b)-8; p += 8 {
+		x := binary.LittleEndian.Uint64(b[p : p+8])
+		high |= x
+		if m := specials(x); m != 0 {
+			return p + bits.TrailingZeros64(m)/8, high
+		}
+	}
+	for ; p < len(b); p++ {
+		if special[b[p]] {
+			return p, high
+		}
+		high |= uint64(b[p])
+	}
+	return p, high
 }
 
 // special marks the bytes that end a run of plain string content.
@@ -572,7 +633,9 @@ func (d *Decoder) Unescape(raw []byte) []byte {
 		return raw
 	}
 	from := len(d.arena)
-	d.arena = appendUnescaped(d.arena, raw)
+	// Decoding never lengthens: an escape of 2 or 6 bytes stands for at
+	// most 3 bytes of UTF-8, a pair of 12 for 4.
+	d.arena = appendUnescaped(slices.Grow(d.arena, len(raw)), raw)
 	return d.arena[from:len(d.arena):len(d.arena)]
 }
 
@@ -610,6 +673,22 @@ func appendUnescaped(dst, raw []byte) []byte {
 
 // Skip consumes the next value of any type, validating it.
 func (d *Decoder) Skip() { d.skip(0) }
+
+// Raw consumes the next value of any type, validating it, and returns it
+// as written, without the whitespace around it (what json.RawMessage
+// holds). The result aliases the input.
+func (d *Decoder) Raw() []byte {
+	if d.err != nil {
+		return nil
+	}
+	d.ws()
+	start := d.pos
+	d.skip(0)
+	if d.err != nil {
+		return nil
+	}
+	return d.buf[start:d.pos:d.pos]
+}
 
 func (d *Decoder) skip(depth int) {
 	if d.err != nil {

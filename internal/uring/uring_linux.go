@@ -1,6 +1,6 @@
 //go:build linux
 
-package dataset
+package uring
 
 import (
 	"fmt"
@@ -10,12 +10,10 @@ import (
 	"unsafe"
 )
 
-// ring is an io_uring submission and completion queue pair, used only to
-// read many spill records with one system call: here a system call costs
-// about 2 µs, and a build reads a record for every row it writes (147,000
-// of them for 20,000 trajectories). Reads that fail or come back short
-// are left to pread, so the ring changes how records are read, never what.
-type ring struct {
+// Ring is an io_uring submission and completion queue pair that reads
+// many byte ranges of files with one system call. A Ring is not safe for
+// concurrent use.
+type Ring struct {
 	fd      int
 	mem     []byte // the SQ and CQ rings (IORING_FEAT_SINGLE_MMAP)
 	sqeMem  []byte
@@ -80,27 +78,27 @@ type uringCQE struct {
 	flags    uint32
 }
 
-// newRing sets up a ring of entries submissions, or says why it cannot
-// (no io_uring in this kernel, or it is disabled).
-func newRing(entries uint32) (*ring, error) {
+// New sets up a ring of entries submissions, or says why it cannot (no
+// io_uring in this kernel, or it is disabled).
+func New(entries uint32) (*Ring, error) {
 	var p uringParams
 	fd, _, errno := syscall.Syscall(sysIOUringSetup, uintptr(entries), uintptr(unsafe.Pointer(&p)), 0)
 	if errno != 0 {
 		return nil, fmt.Errorf("io_uring_setup: %w", errno)
 	}
-	r := &ring{fd: int(fd), entries: p.sqEntries}
+	r := &Ring{fd: int(fd), entries: p.sqEntries}
 	if p.features&ioringFeatSingle == 0 {
-		r.close()
+		r.Close()
 		return nil, fmt.Errorf("io_uring: no single mmap")
 	}
 	size := max(p.sqOff.array+p.sqEntries*4, p.cqOff.cqes+p.cqEntries*uint32(unsafe.Sizeof(uringCQE{})))
 	var err error
 	if r.mem, err = syscall.Mmap(r.fd, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED|syscall.MAP_POPULATE); err != nil {
-		r.close()
+		r.Close()
 		return nil, fmt.Errorf("io_uring rings: %w", err)
 	}
 	if r.sqeMem, err = syscall.Mmap(r.fd, ioringOffSQEs, int(p.sqEntries)*int(unsafe.Sizeof(uringSQE{})), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED|syscall.MAP_POPULATE); err != nil {
-		r.close()
+		r.Close()
 		return nil, fmt.Errorf("io_uring entries: %w", err)
 	}
 	u32 := func(off uint32) *uint32 { return (*uint32)(unsafe.Pointer(&r.mem[off])) }
@@ -112,13 +110,13 @@ func newRing(entries uint32) (*ring, error) {
 	return r, nil
 }
 
-// read fills bufs[i] from fd at offs[i], at most r.entries at a time. It
-// returns the indices it did not fill (a read that failed or came back
+// Read fills bufs[i] from fd at offs[i], at most r's entries at a time.
+// It returns the indices it did not fill (a read that failed or came back
 // short), for the caller to read with pread, and ok false when the ring
 // is no longer usable (the caller closes it). Every read it submitted has
 // completed when it returns, unless waiting for them failed, which is the
-// error.
-func (r *ring) read(fd int, offs []int64, bufs [][]byte) (failed []int, ok bool, err error) {
+// error: the kernel may then still write into bufs, and r must stay open.
+func (r *Ring) Read(fd int, offs []int64, bufs [][]byte) (failed []int, ok bool, err error) {
 	defer runtime.KeepAlive(bufs)
 	for start := 0; start < len(bufs); start += int(r.entries) {
 		end := min(start+int(r.entries), len(bufs))
@@ -145,7 +143,7 @@ func (r *ring) read(fd int, offs []int64, bufs [][]byte) (failed []int, ok bool,
 			head, ctail := atomic.LoadUint32(r.cqHead), atomic.LoadUint32(r.cqTail)
 			if head == ctail {
 				if _, e := r.enter(0, 1); e != 0 {
-					return nil, false, fmt.Errorf("io_uring: waiting for spill reads: %w", e)
+					return nil, false, fmt.Errorf("io_uring: waiting for reads: %w", e)
 				}
 				continue
 			}
@@ -174,7 +172,7 @@ func (r *ring) read(fd int, offs []int64, bufs [][]byte) (failed []int, ok bool,
 // returning how many it submitted. A signal that interrupts it before it
 // submits anything makes it try again; one that interrupts the wait
 // returns early (the caller waits again).
-func (r *ring) enter(n, wait int) (int, syscall.Errno) {
+func (r *Ring) enter(n, wait int) (int, syscall.Errno) {
 	for {
 		got, _, errno := syscall.Syscall6(sysIOUringEnter, uintptr(r.fd), uintptr(n), uintptr(wait), ioringEnterGetEvt, 0, 0)
 		switch {
@@ -189,7 +187,8 @@ func (r *ring) enter(n, wait int) (int, syscall.Errno) {
 	}
 }
 
-func (r *ring) close() {
+// Close unmaps the rings and closes their descriptor.
+func (r *Ring) Close() {
 	if r.sqeMem != nil {
 		syscall.Munmap(r.sqeMem)
 	}
