@@ -88,16 +88,26 @@ func (g *Guard) estimate(s *Session, k int, prompt []dataset.Message, spent int6
 	}
 	g.metrics.estimatorLatency.Observe(time.Since(start).Seconds())
 	events := []any{e}
+	if k == 0 {
+		// Before the first turn only the forecast is recorded: an
+		// estimate event names a probe after a turn (eval's ledger
+		// reader).
+		events = nil
+	}
 	s.mu.Lock()
 	s.estimatorTokens += e.EstimatorInput + e.EstimatorOutput
+	if e.Interval != nil {
+		events = append(events, g.forecast(s, k, spent, *e.Interval))
+	}
 	switch {
-	case s.stop != nil:
+	case s.stop != nil, k == 0:
+		// A forecast before the first turn informs; it decides nothing.
 	case g.cfg.Policy == Stop && e.Verdict == "impossible":
 		s.stop = g.decideStop(s, k, "impossible", spent)
 		events = append(events, *s.stop)
 		g.logf("session %s: stop decided after turn %d: the estimate is impossible (%d tokens spent)", s.ID, k, spent)
 	case g.cfg.Policy == Warn:
-		s.note = warnNote(k, e.Verdict, e.Interval, spent, g.budget)
+		s.note = joinNotes(s.note, warnNote(k, e.Verdict, e.Interval, spent, g.budget)+forecastText(s.pol.forecast))
 	}
 	s.mu.Unlock()
 	g.record(s, events...)

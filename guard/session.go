@@ -46,6 +46,8 @@ type Session struct {
 	pending chan struct{}
 	// chain is a Responses chain's history.
 	chain []rollout.GuardItem
+	// pol is the budget policies' state (budget.go).
+	pol policyState
 
 	// Guarded by sessions.mu.
 	explicit  string
