@@ -137,10 +137,10 @@ func (m *metrics) policyMetrics() {
 	m.forecasts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bagen_guard_forecasts_total",
 		Help: "Whole-session forecasts made, at a session's start or after a turn."}, []string{"at"})
 	m.forecastTokens = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "bagen_guard_forecast_tokens",
-		Help: "Forecasts of a whole session's tokens (spent + the estimate's interval), by bound (low, high).",
+		Help:    "Forecasts of a whole session's tokens (spent + the estimate's interval), by bound (low, high).",
 		Buckets: prometheus.ExponentialBuckets(1000, 2, 14)}, []string{"bound"})
 	m.forecastUSD = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "bagen_guard_forecast_usd",
-		Help: "Forecasts of a whole session's dollars, by bound (low, high); with prices only.",
+		Help:    "Forecasts of a whole session's dollars, by bound (low, high); with prices only.",
 		Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}, []string{"bound"})
 }
 

@@ -32,7 +32,7 @@ type Prices struct {
 // uncached input, cached input (read from a prompt cache) and output
 // (reasoning included).
 type PriceRow struct {
-	Model                string
+	Model                 string
 	Input, Cached, Output float64
 }
 
