@@ -64,10 +64,11 @@ func verdict(response string) (string, *[2]int64) {
 	return p.Kind.String(), nil
 }
 
-// estimate asks for the remaining tokens after turn k of s and applies
-// the policy to the answer; failures are recorded as unestimated and
+// estimate asks for the remaining tokens after turn k of s, which had
+// then spent spent tokens and usd dollars, and applies the policy to the
+// answer; failures are recorded as unestimated and
 // never reach the agent.
-func (g *Guard) estimate(s *Session, k int, prompt []dataset.Message, spent int64, done chan struct{}) {
+func (g *Guard) estimate(s *Session, k int, prompt []dataset.Message, spent int64, usd float64, done chan struct{}) {
 	defer close(done)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(g.ctx, g.cfg.estimateBudget())
@@ -97,7 +98,7 @@ func (g *Guard) estimate(s *Session, k int, prompt []dataset.Message, spent int6
 	s.mu.Lock()
 	s.estimatorTokens += e.EstimatorInput + e.EstimatorOutput
 	if e.Interval != nil {
-		events = append(events, g.forecast(s, k, spent, *e.Interval))
+		events = append(events, g.forecast(s, k, spent, usd, *e.Interval))
 	}
 	switch {
 	case s.stop != nil, k == 0:

@@ -9,17 +9,18 @@ import (
 )
 
 // forecast is s's forecast for the whole session after turn k (0: at its
-// start) from an estimate's interval of the remaining tokens: spent +
-// interval, in dollars too with prices (GuardForecast says how). It is
+// start), when it had spent spent tokens and usd dollars, from an
+// estimate's interval of the remaining tokens: spent + interval, in
+// dollars too with prices (GuardForecast says how). It is
 // kept as the session's latest, counted and logged. Called with s.mu
 // held.
-func (g *Guard) forecast(s *Session, k int, spent int64, iv [2]int64) rollout.GuardForecast {
+func (g *Guard) forecast(s *Session, k int, spent int64, usd float64, iv [2]int64) rollout.GuardForecast {
 	f := rollout.GuardForecast{Event: "forecast", Session: s.ID, Time: g.stamp(), AfterTurn: k, Spent: spent,
 		Low: spent + iv[0], High: spent + iv[1], Budget: g.budget, BudgetUSD: g.cfg.BudgetUSD}
-	if rate, ok := g.usdPerToken(s, spent); ok {
-		f.USDSpent = s.pol.usd
-		f.USDLow = s.pol.usd + float64(iv[0])*rate
-		f.USDHigh = s.pol.usd + float64(iv[1])*rate
+	if rate, ok := g.usdPerToken(s.pol.model, spent, usd); ok {
+		f.USDSpent = usd
+		f.USDLow = usd + float64(iv[0])*rate
+		f.USDHigh = usd + float64(iv[1])*rate
 	}
 	s.pol.forecast = &f
 	g.metrics.forecast(f)
@@ -27,16 +28,16 @@ func (g *Guard) forecast(s *Session, k int, spent int64, iv [2]int64) rollout.Gu
 	return f
 }
 
-// usdPerToken is the price of s's remaining tokens: its dollars per
-// token so far, or, before any priced call, its model's input price.
-func (g *Guard) usdPerToken(s *Session, spent int64) (float64, bool) {
+// usdPerToken is the price of a session's remaining tokens: its dollars
+// per token so far, or, before any priced call, its model's input price.
+func (g *Guard) usdPerToken(model string, spent int64, usd float64) (float64, bool) {
 	if g.cfg.Prices == nil {
 		return 0, false
 	}
-	if s.pol.usd > 0 && spent > 0 {
-		return s.pol.usd / float64(spent), true
+	if usd > 0 && spent > 0 {
+		return usd / float64(spent), true
 	}
-	return g.cfg.Prices.PerToken(s.pol.model)
+	return g.cfg.Prices.PerToken(model)
 }
 
 // forecastRange is a forecast in words: "12000 to 30000 tokens
@@ -95,6 +96,6 @@ func (g *Guard) startForecast(s *Session, items []rollout.GuardItem) {
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
-		g.estimate(s, 0, prompt, 0, make(chan struct{}))
+		g.estimate(s, 0, prompt, 0, 0, make(chan struct{}))
 	}()
 }

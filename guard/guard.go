@@ -566,7 +566,7 @@ func (g *Guard) finishOnce(c *call, reply *Reply) {
 		g.wg.Add(1)
 		go func() {
 			defer g.wg.Done()
-			g.estimate(s, t.k, t.prompt, t.spent, t.done)
+			g.estimate(s, t.k, t.prompt, t.spent, t.usd, t.done)
 		}()
 	}
 }
@@ -576,6 +576,7 @@ func (g *Guard) finishOnce(c *call, reply *Reply) {
 type turnResult struct {
 	k      int
 	spent  int64
+	usd    float64
 	events []any
 	prompt []dataset.Message
 	done   chan struct{}
@@ -604,6 +605,7 @@ func (g *Guard) turn(c *call, reply *Reply, ev *rollout.GuardCall) turnResult {
 	s.spent = spentOf(replay, aerr, reply.Usage, s.spent)
 	r.spent = s.spent
 	ev.USD, _ = g.price(s, c.req.Model, reply.Usage)
+	r.usd = s.pol.usd
 	if r.k == 1 {
 		ev.System = system
 	}
