@@ -74,6 +74,11 @@ type policyState struct {
 	// loopKey names the loop last acted on (loopOf), loopDetail says
 	// what it repeated.
 	loopKey, loopDetail string
+	// childSpent and childUSD are what the session's children spent (a
+	// family's top session: family.go); reported and reportedUSD what a
+	// child has added to its root's.
+	childSpent, reported  int64
+	childUSD, reportedUSD float64
 	// forecast is the latest forecast; model the run's model.
 	forecast *rollout.GuardForecast
 	model    string
@@ -124,26 +129,28 @@ func (g *Guard) price(s *Session, model string, u *rollout.GuardUsage) (float64,
 	return usd, true
 }
 
-// crossed warns s once for each threshold its spending has reached after
-// turn k, returning the events to record. Under policy stop the 100%
+// crossed warns s once for each threshold its family's spending (its
+// own, for a session without parent or children) has reached after turn
+// k, returning the events to record. Under policy stop the 100%
 // threshold and above are the stop's, not warnings. Called with s.mu
 // held.
 func (g *Guard) crossed(s *Session, k int) []any {
 	var events []any
-	for s.pol.warned < len(g.warnAt) && g.reached(s.spent, s.pol.usd, g.warnAt[s.pol.warned]) {
+	spent, usd := s.family()
+	for s.pol.warned < len(g.warnAt) && g.reached(spent, usd, g.warnAt[s.pol.warned]) {
 		pct := g.warnAt[s.pol.warned]
 		s.pol.warned++
 		if g.cfg.Policy == Stop && pct >= 100 {
 			continue
 		}
 		ev := rollout.GuardWarn{Event: "warn", Session: s.ID, Time: g.stamp(), AfterTurn: k, Reason: "threshold",
-			Threshold: pct, Spent: s.spent, USD: s.pol.usd}
+			Threshold: pct, Spent: spent, USD: usd}
 		if g.cfg.Policy != Log {
-			ev.Note = g.thresholdNote(k, pct, s.spent, s.pol.usd, s.pol.forecast)
+			ev.Note = g.thresholdNote(k, pct, spent, usd, s.pol.forecast)
 			s.note = joinNotes(s.note, ev.Note)
 		}
 		g.metrics.warnings.WithLabelValues("threshold", strconv.FormatFloat(pct, 'f', -1, 64)).Inc()
-		g.logf("session %s: %g%% of the budget reached after turn %d (%s)", s.ID, pct, k, g.spentText(s.spent, s.pol.usd))
+		g.logf("session %s: %g%% of the budget reached after turn %d (%s)", s.ID, pct, k, g.spentText(spent, usd))
 		events = append(events, ev)
 	}
 	return events

@@ -36,15 +36,31 @@ func spentAfter(k int, noted bool) int64 {
 // it returns the X-Bagen-Guard header of each request.
 func chatRun(t *testing.T, url string, turns int) []string {
 	t.Helper()
-	history := []json.RawMessage{json.RawMessage(`{"role":"user","content":"fix it"}`)}
+	return newChatAgent(url, nil).run(t, turns)
+}
+
+// chatAgent is one chat session sending headers h.
+type chatAgent struct {
+	url     string
+	h       map[string]string
+	history []json.RawMessage
+}
+
+func newChatAgent(url string, h map[string]string) *chatAgent {
+	return &chatAgent{url: url, h: h, history: []json.RawMessage{json.RawMessage(`{"role":"user","content":"fix it"}`)}}
+}
+
+// run sends at most turns requests, stopping at a refused one.
+func (a *chatAgent) run(t *testing.T, turns int) []string {
+	t.Helper()
 	var verdicts []string
 	for range turns {
-		resp, got := post(t, url+"/v1/chat/completions", chatBody(history), nil)
+		resp, got := post(t, a.url+"/v1/chat/completions", chatBody(a.history), a.h)
 		verdicts = append(verdicts, resp.Header.Get("X-Bagen-Guard"))
 		if resp.Header.Get("X-Bagen-Guard") == "stop" {
 			break
 		}
-		history = agentNext(t, history, got)
+		a.history = agentNext(t, a.history, got)
 	}
 	return verdicts
 }
@@ -405,4 +421,55 @@ func (r recordPrompts) Estimate(ctx context.Context, id string, prompt []dataset
 	default:
 	}
 	return r.Estimator.Estimate(ctx, id, prompt)
+}
+
+// TestFamilyBudget: a child session (X-Bagen-Parent-Session) counts
+// toward its parent's budget: each has its own ledger file, the child's
+// naming the parent, and the family's spending stops both.
+func TestFamilyBudget(t *testing.T) {
+	var log upstreamLog
+	dir := t.TempDir()
+	_, url := startGuard(t, Config{Ledger: dir, Budget: 1000, Policy: Stop, WarnAt: []float64{}}, toolTurnUpstream(&log))
+	parent := newChatAgent(url, map[string]string{"X-Bagen-Session": "p"})
+	child := newChatAgent(url, map[string]string{"X-Bagen-Session": "c", "X-Bagen-Parent-Session": "p"})
+	// The parent spends 510 in 3 turns, the child 110, 310, 510: the
+	// family is at 1020 after the child's third turn, past 1000.
+	if diff := cmp.Diff([]string{"pass", "pass", "pass"}, parent.run(t, 3)); diff != "" {
+		t.Errorf("parent (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"pass", "pass", "pass", "stop"}, child.run(t, 5)); diff != "" {
+		t.Errorf("child (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"stop"}, parent.run(t, 1)); diff != "" {
+		t.Errorf("parent after the child (-want +got):\n%s", diff)
+	}
+	pid, cid := keyID("p"), keyID("c")
+	ledger := readLedger(t, dir)
+	if len(ledger) != 2 {
+		t.Fatalf("%d ledger files, want 2", len(ledger))
+	}
+	for id, want := range map[string][2]any{pid: {"", 3.0}, cid: {pid, 3.0}} {
+		var evs []map[string]any
+		for f, e := range ledger {
+			if strings.Contains(f, id) {
+				evs = e
+			}
+		}
+		if len(evs) == 0 {
+			t.Fatalf("no ledger file for %s", id)
+		}
+		parentOf, _ := evs[0]["parent"].(string)
+		var stop map[string]any
+		for _, e := range evs {
+			if e["event"] == "stop" {
+				stop = e
+			}
+		}
+		if parentOf != want[0] || stop == nil || stop["reason"] != "budget" || stop["after_turn"] != want[1] || stop["spent"] != 1020.0 {
+			t.Errorf("session %s: parent %q, stop %v; want parent %q, a budget stop after turn 3 with 1020 spent", id, parentOf, stop, want[0])
+		}
+	}
+	if m := string(metricsText(t, url)); !strings.Contains(m, `bagen_guard_stops_total{reason="budget"} 2`) {
+		t.Errorf("metrics lack the two stops")
+	}
 }

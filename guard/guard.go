@@ -329,7 +329,7 @@ func (g *Guard) serveModel(w http.ResponseWriter, r *http.Request, codec Codec) 
 	if g.cfg.Wait {
 		g.awaitEstimate(r.Context(), c.s)
 	}
-	if events := g.loopGate(c); events != nil {
+	if events := append(g.loopGate(c), g.familyGate(c)...); events != nil {
 		g.record(c.s, events...)
 	}
 	d := g.decide(c.s)
@@ -529,7 +529,7 @@ func (g *Guard) begin(c *call, r *http.Request, how string, firstTools bool) {
 	}
 	g.record(s, rollout.GuardSession{Version: rollout.GuardVersion, Event: "session", Session: s.ID, Time: g.stamp(),
 		Policy: g.cfg.Policy.String(), Budget: g.budget, Task: g.task.Name, Format: c.codec.Name(), Client: client, Key: how,
-		BudgetUSD: g.cfg.BudgetUSD})
+		BudgetUSD: g.cfg.BudgetUSD, Parent: s.Parent})
 }
 
 // finish records a call once its answer is through: usage, the session's
@@ -555,6 +555,7 @@ func (g *Guard) finishOnce(c *call, reply *Reply) {
 		s.mu.Lock()
 		ev.Call = s.calls
 		ev.USD, _ = g.price(s, c.req.Model, ev.Usage)
+		s.report()
 		s.mu.Unlock()
 		g.record(s, ev)
 		return
@@ -606,6 +607,7 @@ func (g *Guard) turn(c *call, reply *Reply, ev *rollout.GuardCall) turnResult {
 	r.spent = s.spent
 	ev.USD, _ = g.price(s, c.req.Model, reply.Usage)
 	r.usd = s.pol.usd
+	s.report()
 	if r.k == 1 {
 		ev.System = system
 	}
@@ -613,10 +615,11 @@ func (g *Guard) turn(c *call, reply *Reply, ev *rollout.GuardCall) turnResult {
 		ev.Input = tail
 	}
 	r.events = append([]any{*ev}, g.crossed(s, r.k)...)
-	if why := g.pastBudget(r.spent, s.pol.usd); g.cfg.Policy == Stop && why != "" && s.stop == nil {
-		s.stop = g.decideStop(s, r.k, why, r.spent)
+	spent, usd := s.family()
+	if why := g.pastBudget(spent, usd); g.cfg.Policy == Stop && why != "" && s.stop == nil {
+		s.stop = g.decideStop(s, r.k, why, spent)
 		r.events = append(r.events, *s.stop)
-		g.logf("session %s: stop decided after turn %d: %s spent, past the budget", s.ID, r.k, g.spentText(r.spent, s.pol.usd))
+		g.logf("session %s: stop decided after turn %d: %s spent, past the budget", s.ID, r.k, g.spentText(spent, usd))
 	}
 	if !g.due(s, r.k) {
 		return r

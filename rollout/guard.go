@@ -62,6 +62,10 @@ type GuardSession struct {
 	Key    string `json:"key,omitempty"`
 	// BudgetUSD is the session's dollar budget (--budget-usd); 0: none.
 	BudgetUSD float64 `json:"budget_usd,omitempty"`
+	// Parent is the session this one is a child of (a Claude Code
+	// subagent's); its tokens and dollars count toward the parent's
+	// budget.
+	Parent string `json:"parent,omitempty"`
 }
 
 // GuardCall is one call relayed (or answered) by the guard.
