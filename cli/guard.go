@@ -53,6 +53,9 @@ With an estimator that answers before the first turn (baseline:MODEL.json)
 each run gets a forecast of its whole cost when it starts, updated after
 every estimate. --loop N stops (warns, under warn) a run that makes the
 same tool call, or receives the same tool result, N times in a row.
+A Claude Code subagent (X-Claude-Code-Agent-Id) or a session naming
+X-Bagen-Parent-Session is a child: its own ledger file, its spending
+counted toward its parent's budget.
 
 --ledger DIR keeps one JSONL file per run (0600 files in a 0700 directory:
 they hold whole conversations, never a header); convert, build and probes

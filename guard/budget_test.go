@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -471,5 +472,32 @@ func TestFamilyBudget(t *testing.T) {
 	}
 	if m := string(metricsText(t, url)); !strings.Contains(m, `bagen_guard_stops_total{reason="budget"} 2`) {
 		t.Errorf("metrics lack the two stops")
+	}
+}
+
+// TestFamilyKeys: the keys of a session and its parent from the headers
+// Claude Code's subagents send, and from X-Bagen-Parent-Session.
+func TestFamilyKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		h                 map[string]string
+		id, key, parentOf string
+	}{
+		{"main", map[string]string{"X-Claude-Code-Session-Id": "S"}, "S", "S", ""},
+		{"subagent", map[string]string{"X-Claude-Code-Session-Id": "S", "X-Claude-Code-Agent-Id": "a1"}, "S", "S\x00agent:a1", "S"},
+		{"nested", map[string]string{"X-Claude-Code-Session-Id": "S", "X-Claude-Code-Agent-Id": "a2", "X-Claude-Code-Parent-Agent-Id": "a1"}, "S", "S\x00agent:a2", "S\x00agent:a1"},
+		{"bagen", map[string]string{"X-Bagen-Session": "c", "X-Bagen-Parent-Session": "p"}, "c", "c", "p"},
+		{"self", map[string]string{"X-Bagen-Session": "c", "X-Bagen-Parent-Session": "c"}, "c", "c", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{}
+			for k, v := range tc.h {
+				h.Set(k, v)
+			}
+			id, _ := explicitID(h, &Request{})
+			if id != tc.id || childKey(h, id) != tc.key || parentKey(h, id) != tc.parentOf {
+				t.Errorf("got id %q, key %q, parent %q; want %q, %q, %q", id, childKey(h, id), parentKey(h, id), tc.id, tc.key, tc.parentOf)
+			}
+		})
 	}
 }
