@@ -187,6 +187,12 @@ func guardPolicyConfig(c *ucli.Context, cfg *guard.Config) []error {
 		}
 	}
 	cfg.BudgetUSD, cfg.Loop = c.Float64("budget-usd"), c.Int("loop")
+	if cfg.Loop < 0 {
+		errs = append(errs, fmt.Errorf("loop: want ≥ 0, got %d", cfg.Loop))
+	}
+	if !(cfg.BudgetUSD >= 0) {
+		errs = append(errs, fmt.Errorf("budget-usd: want ≥ 0, got %v", cfg.BudgetUSD))
+	}
 	if cfg.BudgetUSD > 0 && c.String("prices") == "" {
 		errs = append(errs, errors.New("budget-usd: needs --prices FILE"))
 	}
