@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,7 +18,9 @@ import (
 	"bagen-data/baseline"
 	"bagen-data/dataset"
 	predict "bagen-data/eval/prediction"
+	"bagen-data/probes"
 	"bagen-data/reward"
+	"bagen-data/rollout"
 )
 
 // serveBaseline runs `bagen-data baseline serve` with args on a free
@@ -187,6 +190,7 @@ func TestGuardBaselineEstimator(t *testing.T) {
 			first = k
 		}
 	}
+	checkStartForecast(t, ledger, baseline.NewEstimator(m, "m"))
 	if compared != len(want) || compared < 3 || first == 0 {
 		t.Fatalf("%d live estimates, %d offline answers, %d compared, first offline impossible after turn %d", len(live), len(want), compared, first)
 	}
@@ -268,4 +272,54 @@ func afterTurn(id string) int {
 	var k int
 	fmt.Sscanf(id[strings.LastIndex(id, dataset.ProbeSuffix)+len(dataset.ProbeSuffix):], "%d", &k)
 	return k
+}
+
+// checkStartForecast: the forecast the guard made when the run started
+// is est's answer to the probe after turn 0 that package probes renders
+// from the guard's own ledger (spent 0 + the interval).
+func checkStartForecast(t *testing.T, ledger string, est *baseline.Estimator) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(ledger, "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("%d ledger files, want 1", len(files))
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var start *rollout.GuardForecast
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var f rollout.GuardForecast
+		if json.Unmarshal([]byte(line), &f) == nil && f.Event == "forecast" && f.AfterTurn == 0 {
+			start = &f
+		}
+	}
+	if start == nil {
+		t.Fatalf("%s: no forecast at the start", files[0])
+	}
+	srcs, err := rollout.Expand([]string{ledger})
+	if err != nil || len(srcs) != 1 {
+		t.Fatalf("ledger %s: %d sources (%v)", ledger, len(srcs), err)
+	}
+	var tr rollout.Trajectory
+	err = rollout.Scan(context.Background(), srcs[0], func(rec rollout.Record) error {
+		tr, err = rollout.Decode(rec)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := probes.Tasks["sokoban"]
+	r, err := probes.NewReplay(tr, nil, task.System)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []dataset.Message
+	for _, c := range task.Render(r.Traj, r.Acc, probes.Probe{After: 0}, 2500, true) {
+		msgs = append(msgs, dataset.Message{Role: c.Role, Content: c.Content})
+	}
+	a, err := est.Answer(msgs)
+	if err != nil || a.Impossible || start.Spent != 0 || start.Low != a.Low || start.High != a.High {
+		t.Errorf("start forecast %+v; the probe after turn 0 rendered offline is answered %q (%v)", start, a.Text, err)
+	}
 }

@@ -25,6 +25,7 @@ var Guard = &ucli.Command{
 	UsageText: "bagen-data guard --upstream URL [--estimator URL --estimator-model NAME] [--listen 127.0.0.1:8787]\n" +
 		"   [--budget TOKENS] [--task swebench] [--every N] [--estimate-from K] [--tokenizer SPEC]\n" +
 		"   [--policy log|warn|stop] [--stop-as auto|message|context-limit]\n" +
+		"   [--warn-at 80,90,100] [--prices FILE] [--budget-usd DOLLARS] [--loop N]\n" +
 		"   [--wait] [--ledger DIR]",
 	Description: `Serves OpenAI Chat Completions (POST /v1/chat/completions), OpenAI Responses
 (POST /v1/responses) and Anthropic Messages (POST /v1/messages) and forwards
@@ -45,6 +46,16 @@ never blocks the agent.
 the next request; stop ends the run at the first "impossible" estimate or
 once its tokens pass --budget, answering with a final assistant message
 (--stop-as message) or the API's context-window error (context-limit).
+Under warn (and stop, below 100%) a run is also warned once at each
+--warn-at share of its budget. --prices FILE prices each call by its model
+(no network fetch) and --budget-usd caps a run's dollars beside --budget.
+With an estimator that answers before the first turn (baseline:MODEL.json)
+each run gets a forecast of its whole cost when it starts, updated after
+every estimate. --loop N stops (warns, under warn) a run that makes the
+same tool call, or receives the same tool result, N times in a row.
+A Claude Code subagent (X-Claude-Code-Agent-Id) or a session naming
+X-Bagen-Parent-Session is a child: its own ledger file, its spending
+counted toward its parent's budget.
 
 --ledger DIR keeps one JSONL file per run (0600 files in a 0700 directory:
 they hold whole conversations, never a header); convert, build and probes
@@ -65,6 +76,10 @@ to the network.`,
 		&ucli.IntFlag{Name: "estimate-from", Value: 1, Usage: "first estimate after turn `K` (then every --every turns)"},
 		tokenizerFlag,
 		&ucli.StringFlag{Name: "policy", Value: "log", Usage: "log, warn or stop"},
+		&ucli.StringFlag{Name: "warn-at", Value: "80,90,100", Usage: "warn once at each `PERCENTS` of the budget (comma-separated; none: never)"},
+		&ucli.StringFlag{Name: "prices", Usage: "prices `FILE`: lines of MODEL-GLOB INPUT CACHED_INPUT OUTPUT, $ per million tokens"},
+		&ucli.Float64Flag{Name: "budget-usd", Usage: "session budget in `DOLLARS` (needs --prices; with --budget, whichever is crossed first)"},
+		&ucli.IntFlag{Name: "loop", Usage: "stop (warn under --policy warn) a run repeating a tool call or receiving the same tool result `N` times in a row (0: off)"},
 		&ucli.StringFlag{Name: "stop-as", Value: "auto", Usage: "how a stop reaches the agent: auto, message or context-limit"},
 		&ucli.BoolFlag{Name: "wait", Usage: "hold a run's next request until the previous turn's estimate is in"},
 		&ucli.DurationFlag{Name: "estimate-timeout", Value: 30 * time.Second, Usage: "limit on one estimate, retries included"},
@@ -134,6 +149,7 @@ func guardConfig(c *ucli.Context) (guard.Config, error) {
 		errs = append(errs, fmt.Errorf("max-body: want ≥ 1, got %d", c.Int64("max-body")))
 	}
 	if u, ok := strings.CutPrefix(c.String("estimator"), "baseline:"); ok {
+		cfg.ForecastStart = true // it answers a probe after turn 0
 		cfg.Estimator, err = guardBaseline(c, u, cfg)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("estimator: %w", err))
@@ -148,11 +164,38 @@ func guardConfig(c *ucli.Context) (guard.Config, error) {
 	} else if c.String("estimator-model") != "" {
 		errs = append(errs, errors.New("estimator-model: given without --estimator"))
 	}
-	if cfg.Policy != guard.Log && cfg.Estimator == nil && cfg.Budget == 0 {
-		errs = append(errs, fmt.Errorf("policy %s: needs --estimator or --budget", cfg.Policy))
+	errs = append(errs, guardPolicyConfig(c, &cfg)...)
+	if cfg.Policy != guard.Log && cfg.Estimator == nil && cfg.Budget == 0 && cfg.BudgetUSD == 0 && cfg.Loop == 0 {
+		errs = append(errs, fmt.Errorf("policy %s: needs --estimator, --budget, --budget-usd or --loop", cfg.Policy))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return cfg, err
 	}
 	return cfg, cfg.Validate()
+}
+
+// guardPolicyConfig reads the budget policies' flags: --warn-at,
+// --prices, --budget-usd and --loop.
+func guardPolicyConfig(c *ucli.Context, cfg *guard.Config) []error {
+	var errs []error
+	var err error
+	if cfg.WarnAt, err = guard.ParseWarnAt(c.String("warn-at")); err != nil {
+		errs = append(errs, err)
+	}
+	if f := c.String("prices"); f != "" {
+		if cfg.Prices, err = guard.LoadPrices(f); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	cfg.BudgetUSD, cfg.Loop = c.Float64("budget-usd"), c.Int("loop")
+	if cfg.Loop < 0 {
+		errs = append(errs, fmt.Errorf("loop: want ≥ 0, got %d", cfg.Loop))
+	}
+	if !(cfg.BudgetUSD >= 0) {
+		errs = append(errs, fmt.Errorf("budget-usd: want ≥ 0, got %v", cfg.BudgetUSD))
+	}
+	if cfg.BudgetUSD > 0 && c.String("prices") == "" {
+		errs = append(errs, errors.New("budget-usd: needs --prices FILE"))
+	}
+	return errs
 }

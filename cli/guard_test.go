@@ -33,8 +33,24 @@ func TestGuardFlags(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 	_, err = run(t, "guard", "--upstream", "http://127.0.0.1:1", "--policy", "stop")
-	if err == nil || err.Error() != "guard: --policy stop: needs --estimator or --budget" {
+	if err == nil || err.Error() != "guard: --policy stop: needs --estimator, --budget, --budget-usd or --loop" {
 		t.Errorf("error %v", err)
+	}
+	prices := filepath.Join(t.TempDir(), "prices.txt")
+	os.WriteFile(prices, []byte("# ok\nm 1 0.5 4\ngpt-5* 1 x 4\n"), 0o600)
+	_, err = run(t, "guard", "--upstream", "http://127.0.0.1:1", "--warn-at", "80,abc", "--prices", prices, "--budget-usd", "1", "--loop", "-1")
+	for _, w := range []string{
+		`warn-at: item 2: want a percentage in (0, 1000], got "abc"`,
+		prices + `:3: cached_input: want dollars per million tokens in [0, 1e+06], got "x"`,
+		"loop: want ≥ 0, got -1",
+	} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error %v: want it to say %q", err, w)
+		}
+	}
+	_, err = run(t, "guard", "--upstream", "http://127.0.0.1:1", "--budget-usd", "1")
+	if err == nil || !strings.Contains(err.Error(), "budget-usd: needs --prices FILE") {
+		t.Errorf("error %v: want --budget-usd without --prices refused", err)
 	}
 }
 

@@ -269,14 +269,19 @@ func TestAgentsRealEstimator(t *testing.T) {
 }
 
 // TestAgentsWarnPolicy: under --policy warn the note reaches the model in
-// each CLI's own request format, and the run goes on to its end.
+// each CLI's own request format, and the run goes on to its end. Under
+// two-calls the accounting has spent 1200 + 30 = 1230 tokens after turn
+// 1 (the stand-in's first usage): 82% of a 1500-token budget, past the
+// 80% threshold, whose note comes once, and short of 90% until turn 2
+// adds 70 + 20 (1320, 88%). The estimate's note ends with the forecast,
+// 1230 + [500, 900].
 func TestAgentsWarnPolicy(t *testing.T) {
 	script := agenttest.Scripts["two-calls"]
 	for _, agent := range agents {
 		t.Run(string(agent), func(t *testing.T) {
 			testenv.Need(t, string(agent), agenttest.Available(agent))
 			est, _ := estimatorServer(t, func(int) string { return "<answer>[500, 900]</answer>" })
-			r := startGuardRun(t, script, Config{Policy: Warn, Budget: 100_000, Wait: true, Estimator: estimatorFor(est.URL)})
+			r := startGuardRun(t, script, Config{Policy: Warn, Budget: 1500, Wait: true, Estimator: estimatorFor(est.URL)})
 			res := agenttest.Run(t, agenttest.CLI{Agent: agent, BaseURL: r.url, Prompt: agenttest.Prompts["two-calls"]})
 			if res.ExitCode != 0 {
 				t.Fatalf("%s exited %d\n%s", agent, res.ExitCode, res.Stderr)
@@ -290,6 +295,16 @@ func TestAgentsWarnPolicy(t *testing.T) {
 				has := bytes.Contains(c.Body, []byte("[budget alert] After turn "+fmt.Sprint(i)+" you have used"))
 				if has != (i > 0) {
 					t.Errorf("main call %d carries the note: %v, want %v", i+1, has, i > 0)
+				}
+				threshold := []byte("[budget alert] After turn 1 you have used 80% of your budget: 1230 of 1500 tokens.")
+				if got, want := bytes.Count(c.Body, threshold), btoi(i == 1); got != want {
+					t.Errorf("main call %d carries the 80%% note %d times, want %d", i+1, got, want)
+				}
+				if bytes.Contains(c.Body, []byte("90% of your budget")) {
+					t.Errorf("main call %d carries a 90%% note", i+1)
+				}
+				if forecast := []byte("Forecast for the whole session: 1730 to 2130 tokens."); i == 1 && !bytes.Contains(c.Body, forecast) {
+					t.Errorf("main call 2 lacks %q", forecast)
 				}
 			}
 		})

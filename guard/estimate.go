@@ -64,10 +64,11 @@ func verdict(response string) (string, *[2]int64) {
 	return p.Kind.String(), nil
 }
 
-// estimate asks for the remaining tokens after turn k of s and applies
-// the policy to the answer; failures are recorded as unestimated and
+// estimate asks for the remaining tokens after turn k of s, which had
+// then spent spent tokens and usd dollars, and applies the policy to the
+// answer; failures are recorded as unestimated and
 // never reach the agent.
-func (g *Guard) estimate(s *Session, k int, prompt []dataset.Message, spent int64, done chan struct{}) {
+func (g *Guard) estimate(s *Session, k int, prompt []dataset.Message, spent int64, usd float64, done chan struct{}) {
 	defer close(done)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(g.ctx, g.cfg.estimateBudget())
@@ -88,16 +89,26 @@ func (g *Guard) estimate(s *Session, k int, prompt []dataset.Message, spent int6
 	}
 	g.metrics.estimatorLatency.Observe(time.Since(start).Seconds())
 	events := []any{e}
+	if k == 0 {
+		// Before the first turn only the forecast is recorded: an
+		// estimate event names a probe after a turn (eval's ledger
+		// reader).
+		events = nil
+	}
 	s.mu.Lock()
 	s.estimatorTokens += e.EstimatorInput + e.EstimatorOutput
+	if e.Interval != nil {
+		events = append(events, g.forecast(s, k, spent, usd, *e.Interval))
+	}
 	switch {
-	case s.stop != nil:
+	case s.stop != nil, k == 0:
+		// A forecast before the first turn informs; it decides nothing.
 	case g.cfg.Policy == Stop && e.Verdict == "impossible":
 		s.stop = g.decideStop(s, k, "impossible", spent)
 		events = append(events, *s.stop)
 		g.logf("session %s: stop decided after turn %d: the estimate is impossible (%d tokens spent)", s.ID, k, spent)
 	case g.cfg.Policy == Warn:
-		s.note = warnNote(k, e.Verdict, e.Interval, spent, g.budget)
+		s.note = joinNotes(s.note, warnNote(k, e.Verdict, e.Interval, spent, g.budget)+forecastText(s.pol.forecast))
 	}
 	s.mu.Unlock()
 	g.record(s, events...)

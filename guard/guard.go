@@ -71,6 +71,25 @@ type Config struct {
 	Counter probes.Counter
 	Policy  Policy
 	StopAs  StopAs
+	// WarnAt are the shares of the budget, in percent, at which a session
+	// is warned once each (a ledger event; a note in its next request
+	// under policy warn, and under policy stop below 100); nil means
+	// DefaultWarnAt, an empty non-nil slice none.
+	WarnAt []float64
+	// Prices price each call by its model (dollars in the ledger, the
+	// forecast and BudgetUSD); nil means no dollars.
+	Prices *Prices
+	// BudgetUSD is the session dollar budget, beside Budget (both given:
+	// whichever is crossed first); 0 means none. It needs Prices.
+	BudgetUSD float64
+	// ForecastStart: the Estimator answers a probe before the first turn
+	// (the zero-token baseline does), so a session's forecast is asked
+	// for when it starts.
+	ForecastStart bool
+	// Loop stops (warns, under policy warn; records, under log) a session
+	// that makes the same tool call, or receives the same tool result,
+	// Loop times in a row; 0 means off.
+	Loop int
 	// Wait holds a session's next request until the estimate of its
 	// previous turn is in, at most EstimateTimeout.
 	Wait bool
@@ -131,6 +150,7 @@ func (c Config) Validate() error {
 	if c.MaxInFlight > 0 && c.MaxInFlight < c.MaxBody {
 		errs = append(errs, fmt.Errorf("max in flight: %d is below the body limit %d", c.MaxInFlight, c.MaxBody))
 	}
+	errs = append(errs, c.validatePolicy()...)
 	if c.Policy > Stop || c.StopAs > ContextLimit {
 		errs = append(errs, errors.New("policy: unknown"))
 	}
@@ -147,6 +167,7 @@ type Guard struct {
 	est      Estimator
 	task     probes.Task
 	budget   int64
+	warnAt   []float64 // ascending
 	metrics  *metrics
 	inflight *semaphore.Weighted
 	redact   map[string]bool
@@ -183,6 +204,7 @@ func New(cfg Config) (*Guard, error) {
 	if g.cfg.Every == 0 {
 		g.cfg.Every = 1
 	}
+	g.warnAt = warnShares(cfg.WarnAt)
 	if g.cfg.EstimateFrom == 0 {
 		g.cfg.EstimateFrom = 1
 	}
@@ -312,6 +334,9 @@ func (g *Guard) serveModel(w http.ResponseWriter, r *http.Request, codec Codec) 
 	g.begin(c, r, how, firstTools)
 	if g.cfg.Wait {
 		g.awaitEstimate(r.Context(), c.s)
+	}
+	if events := append(g.loopGate(c), g.familyGate(c)...); events != nil {
+		g.record(c.s, events...)
 	}
 	d := g.decide(c.s)
 	w.Header().Set("X-Bagen-Guard", d.header)
@@ -492,7 +517,14 @@ func (g *Guard) begin(c *call, r *http.Request, how string, firstTools bool) {
 	}
 	first := !s.logged
 	s.logged = true
+	if s.pol.model == "" {
+		s.pol.model = c.req.Model
+	}
 	s.mu.Unlock()
+	if (first || firstTools) && !c.side {
+		// The run starts here: a side call before it is not its task.
+		g.startForecast(s, c.req.Items)
+	}
 	if !first {
 		return
 	}
@@ -502,7 +534,8 @@ func (g *Guard) begin(c *call, r *http.Request, how string, firstTools bool) {
 		client = ""
 	}
 	g.record(s, rollout.GuardSession{Version: rollout.GuardVersion, Event: "session", Session: s.ID, Time: g.stamp(),
-		Policy: g.cfg.Policy.String(), Budget: g.budget, Task: g.task.Name, Format: c.codec.Name(), Client: client, Key: how})
+		Policy: g.cfg.Policy.String(), Budget: g.budget, Task: g.task.Name, Format: c.codec.Name(), Client: client, Key: how,
+		BudgetUSD: g.cfg.BudgetUSD, Parent: s.Parent})
 }
 
 // finish records a call once its answer is through: usage, the session's
@@ -527,6 +560,8 @@ func (g *Guard) finishOnce(c *call, reply *Reply) {
 		}
 		s.mu.Lock()
 		ev.Call = s.calls
+		ev.USD, _ = g.price(s, c.req.Model, ev.Usage)
+		s.report()
 		s.mu.Unlock()
 		g.record(s, ev)
 		return
@@ -538,7 +573,7 @@ func (g *Guard) finishOnce(c *call, reply *Reply) {
 		g.wg.Add(1)
 		go func() {
 			defer g.wg.Done()
-			g.estimate(s, t.k, t.prompt, t.spent, t.done)
+			g.estimate(s, t.k, t.prompt, t.spent, t.usd, t.done)
 		}()
 	}
 }
@@ -548,6 +583,7 @@ func (g *Guard) finishOnce(c *call, reply *Reply) {
 type turnResult struct {
 	k      int
 	spent  int64
+	usd    float64
 	events []any
 	prompt []dataset.Message
 	done   chan struct{}
@@ -575,17 +611,21 @@ func (g *Guard) turn(c *call, reply *Reply, ev *rollout.GuardCall) turnResult {
 	replay, aerr := account(traj, g.cfg.Counter, g.task.System)
 	s.spent = spentOf(replay, aerr, reply.Usage, s.spent)
 	r.spent = s.spent
+	ev.USD, _ = g.price(s, c.req.Model, reply.Usage)
+	r.usd = s.pol.usd
+	s.report()
 	if r.k == 1 {
 		ev.System = system
 	}
 	if tail != nil {
 		ev.Input = tail
 	}
-	r.events = []any{*ev}
-	if g.cfg.Policy == Stop && g.budget > 0 && r.spent > g.budget && s.stop == nil {
-		s.stop = g.decideStop(s, r.k, "budget", r.spent)
+	r.events = append([]any{*ev}, g.crossed(s, r.k)...)
+	spent, usd := s.family()
+	if why := g.pastBudget(spent, usd); g.cfg.Policy == Stop && why != "" && s.stop == nil {
+		s.stop = g.decideStop(s, r.k, why, spent)
 		r.events = append(r.events, *s.stop)
-		g.logf("session %s: stop decided after turn %d: %d tokens spent, past the budget of %d", s.ID, r.k, r.spent, g.budget)
+		g.logf("session %s: stop decided after turn %d: %s spent, past the budget", s.ID, r.k, g.spentText(spent, usd))
 	}
 	if !g.due(s, r.k) {
 		return r
@@ -618,7 +658,7 @@ func (s *Session) keepChain(items []rollout.GuardItem, limit int) {
 // answerStop answers a stopped session's request the way its client
 // ends a run on.
 func (g *Guard) answerStop(w http.ResponseWriter, r *http.Request, c *call, why *stopReason) {
-	text := why.text(g.budget)
+	text := g.stopText(why)
 	mode := g.cfg.StopAs.resolve(r.Header)
 	ev := rollout.GuardCall{Event: "call", Session: c.s.ID, Time: g.stamp(), Format: c.codec.Name(), Model: c.req.Model,
 		Stream: c.req.Stream, Answered: mode.String(), Input: []rollout.GuardItem{}, Output: []rollout.GuardItem{}}

@@ -453,7 +453,7 @@ func TestStopOnImpossible(t *testing.T) {
 				for _, e := range evs {
 					kinds = append(kinds, e["event"].(string))
 				}
-				wantKinds := []string{"session", "call", "estimate", "call", "estimate", "stop", "call", "call"}
+				wantKinds := []string{"session", "call", "estimate", "forecast", "call", "estimate", "stop", "call", "call"}
 				if diff := cmp.Diff(wantKinds, kinds); diff != "" {
 					t.Errorf("ledger events (-want +got):\n%s", diff)
 				}

@@ -222,6 +222,14 @@ type ledgerState struct {
 	// guard followed it.
 	stop      *rollout.GuardStop
 	stopActed bool
+	// warned counts the threshold warnings given; usd what the priced
+	// calls cost.
+	warned   int
+	usd      float64
+	forecast *rollout.GuardForecast // the latest
+	// note is the warnings' notes recorded after the last call: due on
+	// the session's next request.
+	note string
 }
 
 // readLedgerState folds a session file's events into its state, as
@@ -276,6 +284,23 @@ func (st *ledgerState) add(line []byte) error {
 		if st.stop == nil {
 			st.stop = &s
 		}
+	case "warn":
+		var w rollout.GuardWarn
+		if err := json.Unmarshal(line, &w); err != nil {
+			return err
+		}
+		if w.Reason == "threshold" {
+			st.warned++
+		}
+		if w.Note != "" {
+			st.note = joinNotes(st.note, w.Note)
+		}
+	case "forecast":
+		var f rollout.GuardForecast
+		if err := json.Unmarshal(line, &f); err != nil {
+			return err
+		}
+		st.forecast = &f
 	}
 	return nil
 }
@@ -285,6 +310,8 @@ func (st *ledgerState) add(line []byte) error {
 func (st *ledgerState) addCall(c rollout.GuardCall) {
 	st.calls = max(st.calls, c.Call)
 	st.tools = st.tools || c.Tools
+	st.usd += c.USD
+	st.note = ""
 	if c.Answered != "" && st.stop != nil {
 		st.stopActed = true
 	}

@@ -27,6 +27,13 @@ type metrics struct {
 	stoppedSpent      prometheus.Counter
 	saved             prometheus.Counter
 	ledgerErrors      prometheus.Counter
+	// The budget policies' (budget.go, forecast.go, loop.go).
+	warnings       *prometheus.CounterVec
+	usd            prometheus.Counter
+	unpriced       prometheus.Counter
+	forecasts      *prometheus.CounterVec
+	forecastTokens *prometheus.HistogramVec
+	forecastUSD    *prometheus.HistogramVec
 	// savedN and estimatorN feed the net gauge (see netTokens).
 	savedN, estimatorN atomic.Int64
 }
@@ -53,7 +60,7 @@ func newMetrics(live func() float64) *metrics {
 		stopDecisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bagen_guard_stop_decisions_total",
 			Help: "Stops decided, by reason, whether or not a request came to refuse."}, []string{"reason"}),
 		stops: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bagen_guard_stops_total",
-			Help: "Sessions stopped (a decided stop that refused a request), by reason (impossible, budget)."}, []string{"reason"}),
+			Help: "Sessions stopped (a decided stop that refused a request), by reason (impossible, budget, budget_usd, loop)."}, []string{"reason"}),
 		stoppedSpent: prometheus.NewCounter(prometheus.CounterOpts{Name: "bagen_guard_stopped_spent_tokens_total",
 			Help: "Tokens the stopped sessions had spent when stopped."}),
 		saved: prometheus.NewCounter(prometheus.CounterOpts{Name: "bagen_guard_saved_tokens_total",
@@ -61,13 +68,15 @@ func newMetrics(live func() float64) *metrics {
 		ledgerErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "bagen_guard_ledger_errors_total",
 			Help: "Ledger writes that failed (the call itself went through)."}),
 	}
+	m.policyMetrics()
 	live_ := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "bagen_guard_sessions",
 		Help: "Sessions held in memory."}, live)
 	net := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "bagen_guard_net_saved_tokens",
 		Help: "Tokens saved by the stops less every token the estimator spent (netTokens); negative: the guard cost more than it saved."},
 		func() float64 { return float64(m.netTokens()) })
 	m.reg.MustRegister(m.sessions, m.calls, m.tokens, m.estimates, m.estimatorLatency, m.estimatorFailures,
-		m.estimatorTokens, m.unestimated, m.stopDecisions, m.stops, m.stoppedSpent, m.saved, m.ledgerErrors, live_, net)
+		m.estimatorTokens, m.unestimated, m.stopDecisions, m.stops, m.stoppedSpent, m.saved, m.ledgerErrors, live_, net,
+		m.warnings, m.usd, m.unpriced, m.forecasts, m.forecastTokens, m.forecastUSD)
 	return m
 }
 
@@ -116,3 +125,36 @@ func (m *metrics) stopped(s *rollout.GuardStop) {
 // tokens are cheaper, not free: prices are eval's). A negative net is a
 // guard that cost more than it saved.
 func (m *metrics) netTokens() int64 { return m.savedN.Load() - m.estimatorN.Load() }
+
+// policyMetrics makes the budget policies' collectors.
+func (m *metrics) policyMetrics() {
+	m.warnings = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bagen_guard_warnings_total",
+		Help: "Warnings given, by reason (threshold, loop) and threshold (percent of the budget; \"\" for a loop)."}, []string{"reason", "threshold"})
+	m.usd = prometheus.NewCounter(prometheus.CounterOpts{Name: "bagen_guard_usd_total",
+		Help: "Dollars of the priced calls, by the prices file (--prices)."})
+	m.unpriced = prometheus.NewCounter(prometheus.CounterOpts{Name: "bagen_guard_unpriced_sessions_total",
+		Help: "Sessions with a call the prices file does not price (its dollars are not counted)."})
+	m.forecasts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "bagen_guard_forecasts_total",
+		Help: "Whole-session forecasts made, at a session's start or after a turn."}, []string{"at"})
+	m.forecastTokens = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "bagen_guard_forecast_tokens",
+		Help:    "Forecasts of a whole session's tokens (spent + the estimate's interval), by bound (low, high).",
+		Buckets: prometheus.ExponentialBuckets(1000, 2, 14)}, []string{"bound"})
+	m.forecastUSD = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "bagen_guard_forecast_usd",
+		Help:    "Forecasts of a whole session's dollars, by bound (low, high); with prices only.",
+		Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}, []string{"bound"})
+}
+
+// forecast counts a forecast.
+func (m *metrics) forecast(f rollout.GuardForecast) {
+	at := "turn"
+	if f.AfterTurn == 0 {
+		at = "start"
+	}
+	m.forecasts.WithLabelValues(at).Inc()
+	m.forecastTokens.WithLabelValues("low").Observe(float64(f.Low))
+	m.forecastTokens.WithLabelValues("high").Observe(float64(f.High))
+	if f.USDHigh > 0 {
+		m.forecastUSD.WithLabelValues("low").Observe(f.USDLow)
+		m.forecastUSD.WithLabelValues("high").Observe(f.USDHigh)
+	}
+}

@@ -59,7 +59,8 @@ func TestWarnPolicyReachesUpstream(t *testing.T) {
 	var req chatRequest
 	json.Unmarshal(log.bodies[1], &req)
 	last := partsText(req.Messages[len(req.Messages)-1].Content)
-	want := "[budget alert] After turn 1 you have used 110 of your 5000-token budget (4890 left). Estimated tokens still needed: 300 to 900."
+	want := "[budget alert] After turn 1 you have used 110 of your 5000-token budget (4890 left). Estimated tokens still needed: 300 to 900." +
+		" Forecast for the whole session: 410 to 1010 tokens." // 110 spent + [300, 900]
 	if last != want || resp.Header.Get("X-Bagen-Guard") != "warn" {
 		t.Errorf("last message %q (X-Bagen-Guard %q), want %q (warn)", last, resp.Header.Get("X-Bagen-Guard"), want)
 	}

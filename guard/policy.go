@@ -89,15 +89,23 @@ type stopReason struct {
 	afterTurn int
 	reason    string
 	spent     int64
+	usd       float64
+	// detail says what a loop repeated ("made the same tool call").
+	detail string
 }
 
-// text says why the session was stopped, without the words clients
+// stopText says why a session was stopped, without the words clients
 // retry on.
-func (r *stopReason) text(budget int64) string {
-	if r.reason == "budget" {
-		return fmt.Sprintf("bagen-data guard stopped this session after turn %d: it has spent %d tokens, past its budget of %d", r.afterTurn, r.spent, budget)
+func (g *Guard) stopText(r *stopReason) string {
+	switch r.reason {
+	case "budget":
+		return fmt.Sprintf("bagen-data guard stopped this session after turn %d: it has spent %d tokens, past its budget of %d", r.afterTurn, r.spent, g.budget)
+	case "budget_usd":
+		return fmt.Sprintf("bagen-data guard stopped this session after turn %d: it has spent $%.4f, past its budget of $%.2f", r.afterTurn, r.usd, g.cfg.BudgetUSD)
+	case "loop":
+		return fmt.Sprintf("bagen-data guard stopped this session after turn %d: it %s %d times in a row", r.afterTurn, r.detail, g.cfg.Loop)
 	}
-	return fmt.Sprintf("bagen-data guard stopped this session after turn %d: the estimate is that the task cannot be finished within the budget of %d tokens (%d spent)", r.afterTurn, budget, r.spent)
+	return fmt.Sprintf("bagen-data guard stopped this session after turn %d: the estimate is that the task cannot be finished within the budget of %d tokens (%d spent)", r.afterTurn, g.budget, r.spent)
 }
 
 // decide applies the policy to a session's next request.
@@ -105,7 +113,8 @@ func (g *Guard) decide(s *Session) decision {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stop != nil {
-		return decision{stop: &stopReason{afterTurn: s.stop.AfterTurn, reason: s.stop.Reason, spent: s.stop.Spent}, header: "stop"}
+		return decision{stop: &stopReason{afterTurn: s.stop.AfterTurn, reason: s.stop.Reason, spent: s.stop.Spent,
+			usd: s.pol.usd, detail: s.pol.loopDetail}, header: "stop"}
 	}
 	if s.note != "" {
 		note := s.note

@@ -11,7 +11,7 @@ import (
 // $http_x_bagen_session consistent;`, Envoy's RING_HASH), sharing one
 // ledger directory. The affinity is soft: when a replica dies or is
 // added, some sessions move. A session with an explicit id has the same
-// ledger file on every replica (explicitSession), so a replica that
+// ledger file on every replica (keyID), so a replica that
 // receives a request of a session whose file another has written to
 // reads the file back before it resolves the request: the turns and
 // their usage, the calls, the estimates' cost and the stop, so that a
@@ -32,7 +32,7 @@ func (g *Guard) catchUp(ctx context.Context, h http.Header, req *Request) {
 	if name == "" {
 		return
 	}
-	id := explicitSession(name)
+	id := keyID(childKey(h, name))
 	if !g.ledger.changed(id) {
 		return
 	}
@@ -80,7 +80,7 @@ func (g *Guard) reload(h http.Header, req *Request, id string) (*Session, ledger
 	if !st.written {
 		return nil, st, false
 	}
-	s := g.sessions.adopt(h, req, st.tools)
+	s := g.sessions.hold(h, req, st.tools)
 	s.mu.Lock()
 	s.restore(st)
 	s.mu.Unlock()
@@ -116,17 +116,18 @@ func (s *Session) restore(st ledgerState) {
 	}
 	s.calls, s.turns, s.usage, s.spent = st.calls, st.turns, st.usage, st.spent()
 	s.stop, s.stopActed, s.estimatorTokens = st.stop, st.stopActed, st.estimatorTokens
+	s.pol.warned, s.pol.usd, s.pol.forecast, s.note = st.warned, st.usd, st.forecast, st.note
 	// The file has the session event and a turn: nothing is held back.
 	s.logged, s.written, s.held = true, true, nil
 }
 
-// adopt is the session of a request's explicit id, started when this
+// hold is the session of a request's explicit id, started when this
 // guard holds none; tools: the session's requests offer tools.
-func (ss *sessions) adopt(h http.Header, req *Request, tools bool) *Session {
+func (ss *sessions) hold(h http.Header, req *Request, tools bool) *Session {
 	id, _ := explicitID(h, req)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	s := ss.byKey[id]
+	s := ss.byKey[childKey(h, id)]
 	if s == nil {
 		s = ss.create(h, req)
 	}

@@ -47,6 +47,22 @@ func teamUsage(i, k int) (in, out int) {
 	return in, out
 }
 
+// teamReached is how many of DefaultWarnAt session i's spending after
+// turn k reaches (spent · 100 ≥ pct · budget); 0 before the first turn.
+func teamReached(i, k int) int {
+	if k < 1 {
+		return 0
+	}
+	in, out := teamUsage(i, k)
+	n := 0
+	for _, pct := range DefaultWarnAt {
+		if float64(in+out)*100 >= pct*float64(teamBudget) {
+			n++
+		}
+	}
+	return n
+}
+
 // teamImpossible is the turn after which session i's estimate is
 // impossible, 0 for none.
 func teamImpossible(i int) int {
@@ -80,7 +96,7 @@ type teamEstimator struct{ impossible map[string]int }
 func newTeamEstimator() teamEstimator {
 	e := teamEstimator{impossible: map[string]int{}}
 	for i := range teamSessions {
-		e.impossible[explicitSession(teamName(i))] = teamImpossible(i)
+		e.impossible[keyID(teamName(i))] = teamImpossible(i)
 	}
 	return e
 }
@@ -224,7 +240,7 @@ func checkTeamReference(t *testing.T, run *teamRun, ledger string) {
 	t.Helper()
 	files := readLedger(t, ledger)
 	for i := range teamSessions {
-		evs := files[explicitSession(teamName(i))+".jsonl"]
+		evs := files[keyID(teamName(i))+".jsonl"]
 		stop, reason := teamStop(i)
 		var got []map[string]any
 		for _, e := range evs {
@@ -243,7 +259,7 @@ func checkTeamReference(t *testing.T, run *teamRun, ledger string) {
 		if stop > 0 {
 			in, out := teamUsage(i, stop)
 			saved := max(0, teamBudget-int64(in+out))
-			want = []map[string]any{{"event": "stop", "session": explicitSession(teamName(i)), "after_turn": float64(stop), "reason": reason,
+			want = []map[string]any{{"event": "stop", "session": keyID(teamName(i)), "after_turn": float64(stop), "reason": reason,
 				"spent": float64(in + out), "saved": float64(saved), "estimator_tokens": float64(cost), "net": float64(saved - cost)}}
 		}
 		for _, e := range append(got, want...) {
@@ -257,8 +273,11 @@ func checkTeamReference(t *testing.T, run *teamRun, ledger string) {
 		}
 		for k := 1; k <= teamTurns; k++ {
 			want := "pass"
-			if stop > 0 && k > stop {
+			switch {
+			case stop > 0 && k > stop:
 				want = "stop"
+			case k > 1 && teamReached(i, k-1) > teamReached(i, k-2):
+				want = "warn" // a threshold of DefaultWarnAt crossed by the turn before
 			}
 			if got := run.decisions[i][k-1]; got != want {
 				t.Errorf("%s turn %d: X-Bagen-Guard %q, want %q", teamName(i), k, got, want)

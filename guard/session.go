@@ -48,6 +48,14 @@ type Session struct {
 	chain []rollout.GuardItem
 	// page is what the live page shows beyond the counts.
 	page pageState
+	// pol is the budget policies' state (budget.go).
+	pol policyState
+	// Parent is the id of the session this one is a child of (a
+	// subagent's: family.go), "" for none; root is the top session of its
+	// family, nil for a session that is its own; both are set when the
+	// session is made, then fixed.
+	Parent string
+	root   *Session
 
 	// Guarded by sessions.mu.
 	explicit  string
@@ -58,6 +66,13 @@ type Session struct {
 	retry     prefixKey // the last failed request, in sessions.byRetry
 	retrying  bool
 	elem      *list.Element
+}
+
+// keyID is the session id of an explicit key: a hash, so that a name is
+// never written as a file name.
+func keyID(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "s-" + hex.EncodeToString(sum[:8])
 }
 
 // prefixKey names a list of items: how many and their hash.
@@ -155,7 +170,7 @@ func (ss *sessions) resolve(h http.Header, req *Request, hashes []uint64) (s *Se
 
 func (ss *sessions) find(h http.Header, req *Request, hashes []uint64) (*Session, string) {
 	if id, _ := explicitID(h, req); id != "" {
-		return ss.byKey[id], "explicit"
+		return ss.byKey[childKey(h, id)], "explicit"
 	}
 	if req.Previous != "" {
 		if s := ss.byID[req.Previous]; s != nil {
@@ -181,22 +196,17 @@ func (ss *sessions) find(h http.Header, req *Request, hashes []uint64) (*Session
 	return nil, ""
 }
 
-// explicitSession is the session id of an explicit id: always the same
-// ledger file, so that a restarted guard, or another replica sharing the
-// ledger directory, continues it.
-func explicitSession(id string) string {
-	sum := sha256.Sum256([]byte(id))
-	return "s-" + hex.EncodeToString(sum[:8])
-}
-
 // create starts a session; an explicit id always maps to the same ledger
-// file (explicitSession).
+// file (keyID), so that a restarted guard, or another replica sharing the
+// ledger directory, continues it.
 func (ss *sessions) create(h http.Header, req *Request) *Session {
 	id, how := explicitID(h, req)
-	s := &Session{Key: how, explicit: id}
+	s := &Session{Key: how}
 	if id != "" {
-		s.ID = explicitSession(id)
-		ss.byKey[id] = s
+		s.explicit = childKey(h, id)
+		s.ID = keyID(s.explicit)
+		ss.byKey[s.explicit] = s
+		ss.adopt(s, parentKey(h, id))
 	} else {
 		ss.seq++
 		s.ID = "s-" + ss.start + "-" + strconv.FormatUint(ss.seq, 10)

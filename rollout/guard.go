@@ -60,6 +60,12 @@ type GuardSession struct {
 	// identified (header, metadata, chain, reply, prefix or new).
 	Client string `json:"client,omitempty"`
 	Key    string `json:"key,omitempty"`
+	// BudgetUSD is the session's dollar budget (--budget-usd); 0: none.
+	BudgetUSD float64 `json:"budget_usd,omitempty"`
+	// Parent is the session this one is a child of (a Claude Code
+	// subagent's); its tokens and dollars count toward the parent's
+	// budget.
+	Parent string `json:"parent,omitempty"`
 }
 
 // GuardCall is one call relayed (or answered) by the guard.
@@ -92,6 +98,9 @@ type GuardCall struct {
 	Complete  bool    `json:"complete"`
 	Answered  string  `json:"answered_by_guard,omitempty"` // "message" or "context-limit"
 	LatencyMS float64 `json:"latency_ms"`
+	// USD is the call's dollars by the guard's prices file (--prices);
+	// omitted when the call is not priced.
+	USD float64 `json:"usd,omitempty"`
 }
 
 // GuardEstimate is one estimate of the remaining tokens after a turn.
@@ -131,7 +140,7 @@ type GuardStop struct {
 	Session   string `json:"session"`
 	Time      string `json:"time"`
 	AfterTurn int    `json:"after_turn"`
-	Reason    string `json:"reason"` // "impossible" or "budget"
+	Reason    string `json:"reason"` // "impossible", "budget", "budget_usd" or "loop"
 	Spent     int64  `json:"spent"`
 	// Saved is the guard's live estimate of the tokens the stop saves:
 	// max(0, budget − spent), the budget the session had left.
@@ -141,6 +150,48 @@ type GuardStop struct {
 	Saved           int64 `json:"saved,omitempty"`
 	EstimatorTokens int64 `json:"estimator_tokens,omitempty"`
 	Net             int64 `json:"net"`
+}
+
+// GuardForecast is the guard's forecast of a whole session: the tokens
+// spent after a turn (AfterTurn 0: when the session starts, before its
+// first turn) plus the estimate's interval of the remaining tokens,
+// Low = Spent + low and High = Spent + high. The dollar fields are
+// omitted without a prices file: USDSpent is what the priced calls cost,
+// USDLow and USDHigh add the remaining tokens priced at the session's
+// dollars per token so far (before any priced call, the model's input
+// price).
+type GuardForecast struct {
+	Event     string  `json:"event"` // "forecast"
+	Session   string  `json:"session"`
+	Time      string  `json:"time"`
+	AfterTurn int     `json:"after_turn"`
+	Spent     int64   `json:"spent"`
+	Low       int64   `json:"low"`
+	High      int64   `json:"high"`
+	Budget    int64   `json:"budget,omitempty"`
+	USDSpent  float64 `json:"usd_spent,omitempty"`
+	USDLow    float64 `json:"usd_low,omitempty"`
+	USDHigh   float64 `json:"usd_high,omitempty"`
+	BudgetUSD float64 `json:"budget_usd,omitempty"`
+}
+
+// GuardWarn is a warning the guard gave a session: Reason "threshold"
+// when its spending crossed Threshold percent of a budget (of the token
+// budget or of the dollar budget, whichever is crossed first), "loop"
+// when it repeated a tool call or received the same tool result Repeats
+// times in a row. Under policy warn the warning is added to the session's
+// next request; under policy log it is only recorded.
+type GuardWarn struct {
+	Event     string  `json:"event"` // "warn"
+	Session   string  `json:"session"`
+	Time      string  `json:"time"`
+	AfterTurn int     `json:"after_turn"`
+	Reason    string  `json:"reason"`
+	Threshold float64 `json:"threshold,omitempty"`
+	Repeats   int     `json:"repeats,omitempty"`
+	Spent     int64   `json:"spent"`
+	USD       float64 `json:"usd,omitempty"`
+	Note      string  `json:"note,omitempty"`
 }
 
 // GuardRun is what the guard saw of a trajectory, carried as
@@ -315,13 +366,16 @@ func decodeGuardLedger(rec Record) (Trajectory, error) {
 				e.Event, e.Session, e.Time = "", "", ""
 				run.Estimates = append(run.Estimates, e)
 			}
+		case "forecast", "warn":
+			// What the guard told the session; the trajectory does not
+			// carry it.
 		case "stop":
 			var s GuardStop
 			if err = json.Unmarshal(line, &s); err == nil && decided == nil {
 				decided = &s.AfterTurn
 			}
 		default:
-			return Trajectory{Pos: rec.Pos}, lerr("event", "want session, call, estimate or stop, got %q", ev.Event)
+			return Trajectory{Pos: rec.Pos}, lerr("event", "want session, call, estimate, forecast, warn or stop, got %q", ev.Event)
 		}
 		if err != nil {
 			return Trajectory{Pos: rec.Pos}, lerr(err2field(err), "%w", JSONCause(err))

@@ -16,7 +16,7 @@ func TestGuardLedgerErrors(t *testing.T) {
 	}{
 		{"no turn", ledgerHead, `l.jsonl: session "s-1" has no answered call`},
 		{"not first", call(`null`), `l.jsonl:1: event: want "session" first, got "call"`},
-		{"bad event", ledgerHead + "\n" + `{"event":"dance"}` + "\n" + call("null"), `l.jsonl:2: event: want session, call, estimate or stop, got "dance"`},
+		{"bad event", ledgerHead + "\n" + `{"event":"dance"}` + "\n" + call("null"), `l.jsonl:2: event: want session, call, estimate, forecast, warn or stop, got "dance"`},
 		{"negative input", ledgerHead + "\n" + call(`{"input":-5,"output":1,"reasoning":null,"cached":0}`), "l.jsonl:2: usage.input: want a count ≥ 0 (input and output may be -1, unrecorded)"},
 		{"negative reasoning", ledgerHead + "\n" + call(`{"input":5,"output":1,"reasoning":-1,"cached":0}`), "l.jsonl:2: usage.reasoning: want a count ≥ 0 (input and output may be -1, unrecorded)"},
 		{"bad json", ledgerHead + "\n" + `{"event":"call",` + "\n" + call("null"), "l.jsonl:2: "},

@@ -54,7 +54,12 @@ type Usage struct {
 // the client's shell tool running Command (Text, when set, is said before
 // the call); otherwise it is the final answer Text.
 type Answer struct {
-	Command   string
+	Command string
+	// Tool, when set, makes the answer a call of the request's tool of
+	// that name with Input as its arguments (Claude Code's Agent tool, to
+	// start a subagent); Command is then not used.
+	Tool      string
+	Input     map[string]any
 	Text      string
 	Reasoning string // reasoning text (a thinking block, a reasoning item, reasoning_content); may be empty
 	Usage     Usage
@@ -73,6 +78,10 @@ type Script struct {
 	// Aux is the usage reported for auxiliary requests (no shell tool
 	// offered); zero reports Input 10, Output 2.
 	Aux Usage
+	// Sub are the answers to a subagent's requests (those carrying
+	// Claude Code's X-Claude-Code-Agent-Id header), by step as Answers;
+	// nil answers them as main requests.
+	Sub []Answer
 }
 
 // Call is one request the stand-in served.
@@ -224,12 +233,20 @@ func (m *Model) complete(w http.ResponseWriter, c *Call) {
 	}
 	req := decode(c.Format, raw, c.Body)
 	c.Model, c.Stream, c.Step = req.model, req.stream, req.step
-	a := m.answer(req)
+	answers := m.script.Answers
+	if m.script.Sub != nil && c.Header.Get("X-Claude-Code-Agent-Id") != "" {
+		answers = m.script.Sub
+	}
+	a := m.answer(req, answers)
 	c.Aux = req.tool == nil
+	c.Answer = a
+	if a.Tool != "" && req.tool != nil {
+		req.tool = &shellTool{name: a.Tool, fixed: a.Input}
+		a.Command = a.Tool // the wires write a call for a Command
+	}
 	if a.Command != "" {
 		c.Tool = req.tool.name
 	}
-	c.Answer = a
 	model := m.script.Model
 	if model == "" {
 		model = req.model
@@ -268,17 +285,17 @@ func WriteAnswer(w http.ResponseWriter, format string, stream, includeUsage bool
 	return writeMessages(w, r, stream)
 }
 
-// answer picks the scripted answer for a request.
-func (m *Model) answer(req request) Answer {
+// answer picks the scripted answer for a request from answers.
+func (m *Model) answer(req request, answers []Answer) Answer {
 	if req.tool == nil {
 		return auxAnswer(req.text, m.script.Aux)
 	}
-	if req.step < len(m.script.Answers) {
-		return m.script.Answers[req.step]
+	if req.step < len(answers) {
+		return answers[req.step]
 	}
-	for i := len(m.script.Answers) - 1; i >= 0; i-- {
-		if m.script.Answers[i].Command == "" {
-			return m.script.Answers[i]
+	for i := len(answers) - 1; i >= 0; i-- {
+		if answers[i].Command == "" && answers[i].Tool == "" {
+			return answers[i]
 		}
 	}
 	return Answer{Text: "done", Usage: Usage{Input: 10, Output: 1}}

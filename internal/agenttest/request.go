@@ -11,6 +11,7 @@ type shellTool struct {
 	name   string
 	local  bool           // a Responses "local_shell" tool (no schema)
 	schema map[string]any // JSON schema of the arguments
+	fixed  map[string]any // the arguments of a scripted call of another tool (Answer.Tool)
 }
 
 // args returns the tool's arguments running command: the command goes in
@@ -18,6 +19,9 @@ type shellTool struct {
 // wants an array) or "cmd"; other required properties get their type's
 // zero value.
 func (t *shellTool) args(command string) map[string]any {
+	if t.fixed != nil {
+		return t.fixed
+	}
 	props, _ := t.schema["properties"].(map[string]any)
 	out := map[string]any{}
 	key := "command"
