@@ -88,14 +88,51 @@ func TestBinomialTail(t *testing.T) {
 func TestQuantile(t *testing.T) {
 	scores := []float64{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}
 	for _, c := range []struct{ coverage, want float64 }{
-		{0.9, 10},  // ⌈11·0.9⌉ = 10
-		{0.5, 6},   // ⌈5.5⌉ = 6
-		{0.95, 10}, // ⌈10.45⌉ = 11 > n: the largest
-		{0.05, 1},  // ⌈0.55⌉ = 1
+		{0.9, 10},  // P(Bin(10, .9) ≥ 10) = .349 > .05: no rank, the largest
+		{0.5, 9},   // P(Bin(10, .5) ≥ 9) = 11/1024 ≤ .05 < P(≥ 8) = 56/1024
+		{0.05, 3},  // P(Bin(10, .05) ≥ 3) = .0115 ≤ .05 < P(≥ 2) = .0861
+		{0.01, 2},  // P(Bin(10, .01) ≥ 2) = .0043 ≤ .05 < P(≥ 1) = .0956
+		{0.001, 1}, // P(Bin(10, .001) ≥ 1) = .00996 ≤ .05
 	} {
 		if got := quantile(slices.Clone(scores), c.coverage); got != c.want {
 			t.Errorf("quantile at %v = %v, want %v", c.coverage, got, c.want)
 		}
+	}
+}
+
+// TestConformalRank: the rank is the smallest k whose binomial tail
+// P(Bin(n, coverage) ≥ k) is at most delta, checked against binomialTail
+// (summed from its own definition) on both sides of k.
+func TestConformalRank(t *testing.T) {
+	for _, c := range []struct {
+		n               int
+		coverage, delta float64
+	}{
+		{50, 0.9, 0.05}, {158, 0.9, 0.05}, {158, 0.7, 0.05}, {1000, 0.9, 0.05}, {300, 0.9, 0.5}, {29, 0.9, 0.05},
+	} {
+		k := conformalRank(c.n, c.coverage, c.delta)
+		if k <= c.n && binomialTail(c.n, k, c.coverage) > c.delta {
+			t.Errorf("conformalRank(%d, %v, %v) = %d: tail %v > delta", c.n, c.coverage, c.delta, k, binomialTail(c.n, k, c.coverage))
+		}
+		if k > 1 && binomialTail(c.n, k-1, c.coverage) <= c.delta {
+			t.Errorf("conformalRank(%d, %v, %v) = %d: %d would do", c.n, c.coverage, c.delta, k, k-1)
+		}
+	}
+	// 0.9^28 = .0523 > .05 ≥ 0.9^29 = .0471: 28 scores give no rank, 29
+	// give the largest.
+	if k := conformalRank(28, 0.9, 0.05); k != 29 {
+		t.Errorf("conformalRank(28, .9, .05) = %d, want 29 (none)", k)
+	}
+	if k := conformalRank(29, 0.9, 0.05); k != 29 {
+		t.Errorf("conformalRank(29, .9, .05) = %d, want 29", k)
+	}
+	// At delta = 1/2 the rank is about the plain ⌈(n+1)·coverage⌉, the
+	// median of the coverage given the held-out set; at 0.05 it is above.
+	if k := conformalRank(1000, 0.9, 0.5); k < 900 || k > 902 {
+		t.Errorf("conformalRank(1000, .9, .5) = %d, want 900–902", k)
+	}
+	if k := conformalRank(1000, 0.9, 0.05); k <= 910 {
+		t.Errorf("conformalRank(1000, .9, .05) = %d, want above 910", k)
 	}
 }
 
