@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +13,7 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/eval"
+	"bagen-data/probes"
 	"bagen-data/reward"
 )
 
@@ -50,7 +50,7 @@ func readDir(ctx context.Context, dir string, index int) (*dirData, error) {
 		return nil, fmt.Errorf("%s: %w", mpath, err)
 	}
 	sum := sha256.Sum256(raw)
-	d := &dirData{task: man.Config.Task, accounting: accountingOf(raw),
+	d := &dirData{task: man.Config.Task, accounting: accountingOf(man),
 		source: Source{Dir: dir, ManifestSHA256: hex.EncodeToString(sum[:])}}
 	for _, o := range man.Outputs {
 		if o.Path == dataset.SFTFile || o.Path == dataset.RLFile {
@@ -73,29 +73,13 @@ func readDir(ctx context.Context, dir string, index int) (*dirData, error) {
 	return d, nil
 }
 
-// accountingOf is the manifest's token accounting ("accounting" at the top
-// or in "config"), "default" when it records none.
-func accountingOf(raw []byte) string {
-	var m struct {
-		Accounting json.RawMessage `json:"accounting"`
-		Config     struct {
-			Accounting json.RawMessage `json:"accounting"`
-		} `json:"config"`
-	}
-	if json.Unmarshal(raw, &m) != nil {
+// accountingOf is the manifest's token accounting, "default" for a build
+// made before builds recorded it.
+func accountingOf(m *dataset.Manifest) string {
+	if m.Config.Accounting == probes.AccountingUnknown {
 		return "default"
 	}
-	for _, a := range []json.RawMessage{m.Accounting, m.Config.Accounting} {
-		var s string
-		switch {
-		case len(a) == 0 || string(a) == "null":
-		case json.Unmarshal(a, &s) == nil:
-			return s
-		default:
-			return string(a)
-		}
-	}
-	return "default"
+	return string(m.Config.Accounting)
 }
 
 // readSFT adds the SFT rows: the prompt is every message but the target
