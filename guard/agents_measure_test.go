@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"bagen-data/internal/agenttest"
+	"bagen-data/internal/testenv"
 )
 
 // TestAgentsStopModes measures what each CLI does with each way of
@@ -30,9 +31,7 @@ func TestAgentsStopModes(t *testing.T) {
 	for _, agent := range agents {
 		for _, mode := range []StopAs{Message, ContextLimit} {
 			t.Run(string(agent)+"/"+mode.String(), func(t *testing.T) {
-				if err := agenttest.Available(agent); err != nil {
-					t.Skipf("%v", err)
-				}
+				testenv.Need(t, string(agent), agenttest.Available(agent))
 				est, _ := estimatorServer(t, func(n int) string {
 					if n >= 2 {
 						return "<answer>impossible</answer>"
