@@ -124,7 +124,7 @@ bench-tokenizer: tokenizer $(HF_TOKENIZERS)
 
 # ---- ollama: a real Ollama server for the integration tests -----------------
 # The Go module archive of Ollama omits llama.cpp's vendor/ headers: Debian
-# packages nlohmann/json and stb_image; third_party/miniaudio stands in for
+# packages nlohmann/json and stb_image; tools/ollama/miniaudio stands in for
 # miniaudio (audio input disabled). The binary is CPU-only and cached in
 # $(CACHE)/bin; it is rebuilt only when missing or built at another version
 # or with other C flags (go version -m records both). ggml is compiled for
@@ -133,7 +133,7 @@ bench-tokenizer: tokenizer $(HF_TOKENIZERS)
 OLLAMA_VERSION  := v0.17.4
 OLLAMA_BIN      := $(CACHE)/bin/ollama
 OLLAMA_APT      := nlohmann-json3-dev libstb-dev
-OLLAMA_CPPFLAGS := -I/usr/include/stb -I$(CURDIR)/third_party
+OLLAMA_CPPFLAGS := -I/usr/include/stb -I$(CURDIR)/tools/ollama
 # AMX stays off: -march=native turns on __AMX_INT8__ on CPUs that have it,
 # and the cgo build never compiles ggml's amx/amx.cpp, so the link fails
 # (undefined ggml_backend_amx_buffer_type).
