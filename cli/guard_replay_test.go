@@ -3,14 +3,17 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -516,6 +519,9 @@ func TestGuardReplaysOfflineEarlyStop(t *testing.T) {
 		}
 	}
 	checkLedgerProbes(t, dir, ledger, tok, answers, ledgerProbes)
+	if d := ledgerDigest(t, ledger); d != replayLedgerDigest {
+		t.Errorf("the ledger changed: digest %s, want %s", d, replayLedgerDigest)
+	}
 	got := readReplayLedger(t, ledger)
 	matched := 0
 	for _, r := range runs {
@@ -548,6 +554,45 @@ func TestGuardReplaysOfflineEarlyStop(t *testing.T) {
 	t.Logf("%d of %d runs decided as offline (%d stops that refused a request, %d decided after the last turn)", matched, len(runs), acted, late)
 	t.Logf("the estimator spent %d tokens; the stops saved %d by the guard's live estimate (net %d), %d of the runs' actual rest (net %d), "+
 		"%d of failed runs' (the paper's gross figure; net %d)", cost, saved, saved-cost, rest, rest-cost, failedRest, failedRest-cost)
+}
+
+// replayLedgerDigest is ledgerDigest of the replay's ledger, pinned when
+// the guard was split into files: a move of the guard's code that changes
+// a byte of what it records fails here.
+const replayLedgerDigest = "d4f3c6aa368b74b8f7a0c6ae74aa29317d3fa809f71503b5978f181b361f336c"
+
+// ledgerClock matches what differs from one run of the same traffic to the
+// next: the wall-clock time of each event, each call's latency, and the
+// process-start stamp in the ids of sessions that arrive without one.
+var ledgerClock = regexp.MustCompile(`"(time|latency_ms)":("[^"]*"|[0-9.e+-]+)|s-[0-9a-z]+-([0-9]+)\b`)
+
+// ledgerDigest is the sha256 of every session file of the ledger dir, in
+// the order of their names, with ledgerClock's fields blanked.
+func ledgerDigest(t *testing.T, dir string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	blank := func(b []byte) []byte {
+		return ledgerClock.ReplaceAllFunc(b, func(m []byte) []byte {
+			sub := ledgerClock.FindSubmatch(m)
+			if len(sub[1]) > 0 {
+				return fmt.Appendf(nil, "%q:0", sub[1])
+			}
+			return fmt.Appendf(nil, "s-start-%s", sub[3])
+		})
+	}
+	named := map[string][]byte{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		named[string(blank([]byte(filepath.Base(f))))] = blank(data)
+	}
+	h := sha256.New()
+	for _, name := range slices.Sorted(maps.Keys(named)) {
+		fmt.Fprintf(h, "%s\n%s", name, named[name])
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
 // replayLedger is one session of the replay's ledger.
