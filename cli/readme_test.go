@@ -17,8 +17,10 @@ import (
 	"bagen-data/tokenizer"
 )
 
-// readmeLine is a bagen-data command line of a README code block.
+// readmeLine is a bagen-data command line of a code block of the README
+// or a docs/ page.
 type readmeLine struct {
+	file string // as the reader names it: README.md, docs/eval.md
 	line int    // 1-based, where it starts
 	text string // as written, continuation lines joined
 	args []string
@@ -27,9 +29,9 @@ type readmeLine struct {
 // readmeCommands extracts the bagen-data command lines of the code blocks
 // of a Markdown file: a "$ " prompt, leading VAR=value assignments and a
 // trailing "# comment" are dropped, "\" continues a line.
-func readmeCommands(t *testing.T, path string) []readmeLine {
+func readmeCommands(t *testing.T, file string) []readmeLine {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(filepath.Join("..", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func readmeCommands(t *testing.T, path string) []readmeLine {
 		if len(words) < 2 || words[0] != "bagen-data" {
 			continue
 		}
-		out = append(out, readmeLine{line: start, text: text, args: words[1:]})
+		out = append(out, readmeLine{file: file, line: start, text: text, args: words[1:]})
 	}
 	return out
 }
@@ -100,8 +102,9 @@ func shellWords(s string) []string {
 	return words
 }
 
-// readmeNotRun are README command lines that the test checks for syntax
-// but does not run, each with the reason; keyed by a prefix of the line.
+// readmeNotRun are command lines of the README and docs/ that the test
+// checks for syntax but does not run, each with the reason; keyed by a
+// prefix of the line.
 var readmeNotRun = map[string]string{
 	"bagen-data convert -i runs/":                               "illustrative: the reader's own agent runs and harness report",
 	"bagen-data validate --max-examples 3 leaky/":               "illustrative: a dataset made leaky by hand to show the findings (exits 1 by design)",
@@ -114,6 +117,7 @@ var readmeNotRun = map[string]string{
 	"bagen-data grpo ": "needs a running Ollama (TestGRPOEndToEnd runs grpo train and grpo eval)",
 	"bagen-data eval --compare zero/eval.json run/eval.json":          "compares the outputs of the grpo runs above",
 	"bagen-data reward serve":                                         "a server: TestRewardServeSecondSignal and the reward/server tests run it",
+	"bagen-data baseline serve":                                       "a server: TestBaselineServeEqualsEval runs it",
 	"bagen-data guard --upstream https://":                            "a proxy in front of a hosted model API, serving until stopped (the guard tests run it with the real CLIs)",
 	"bagen-data guard --upstream http://127.0.0.1:8000":               "a proxy in front of a local model server, serving until stopped (the guard tests run it with the real CLIs)",
 	"bagen-data build --input runs/":                                  "illustrative: the reader's own guarded runs (TestGuardTrainServeLoop runs this loop)",
@@ -221,14 +225,26 @@ func parses(args []string) error {
 	return app.Run(argv)
 }
 
-// Every command line of the README parses; the usage forms too; and every
-// line that needs no network service runs against the fixtures and exits
-// 0. Outputs first: the commands that write (build, probes, fixtures,
-// convert) run before those that read.
+// Every command line of the README and of the docs/ pages parses; the
+// usage forms too; and every line that needs no network service runs
+// against the fixtures and exits 0. All files share one sandbox, as a
+// reader's clone would: the commands that write (build, probes, fixtures,
+// convert) run first, in the README and then in the pages' name order,
+// then those that read.
 func TestREADMECommands(t *testing.T) {
-	lines := readmeCommands(t, "../README.md")
-	if len(lines) < 30 {
-		t.Fatalf("found %d command lines in the README, want at least 30", len(lines))
+	lines := readmeCommands(t, "README.md")
+	if len(lines) < 12 {
+		t.Fatalf("found %d command lines in the README, want at least 12 (a quickstart per job)", len(lines))
+	}
+	pages, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pages {
+		lines = append(lines, readmeCommands(t, "docs/"+filepath.Base(p))...)
+	}
+	if len(lines) < 100 {
+		t.Fatalf("found %d command lines in the README and docs/, want at least 100", len(lines))
 	}
 	var run []readmeLine
 	for _, l := range lines {
@@ -237,7 +253,7 @@ func TestREADMECommands(t *testing.T) {
 			args = synopsisArgs(App(), args)
 		}
 		if err := parses(args); err != nil {
-			t.Errorf("README.md:%d: %s\ndoes not parse: %v", l.line, l.text, err)
+			t.Errorf("%s:%d: %s\ndoes not parse: %v", l.file, l.line, l.text, err)
 			continue
 		}
 		if !isSynopsis(l.args) && notRun("bagen-data "+strings.Join(l.args, " ")) == "" {
@@ -252,12 +268,12 @@ func TestREADMECommands(t *testing.T) {
 				continue
 			}
 			if needsTokenizer(l.args) && !haveTokenizer {
-				t.Logf("README.md:%d: skipped: needs the tokenizer (make tokenizer)", l.line)
+				t.Logf("%s:%d: skipped: needs the tokenizer (make tokenizer)", l.file, l.line)
 				continue
 			}
 			makePredictions(t, dir, l.args)
 			if r := bagen(t, dir, l.args...); r.code != 0 {
-				t.Errorf("README.md:%d: %s\nexit %d: %s", l.line, l.text, r.code, r.stderr)
+				t.Errorf("%s:%d: %s\nexit %d: %s", l.file, l.line, l.text, r.code, r.stderr)
 			}
 		}
 	}
@@ -378,17 +394,17 @@ func TestHelpUsageParses(t *testing.T) {
 	}
 }
 
-// The README's flag table of build names every visible flag of build, and
-// only those.
+// The flag table of build's page (docs/build.md) names every visible flag
+// of build, and only those.
 func TestREADMEBuildFlagTable(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/build.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
 	start := strings.Index(text, "| flag | default | meaning |")
 	if start < 0 {
-		t.Fatal("no build flag table in the README")
+		t.Fatal("no build flag table in docs/build.md")
 	}
 	documented := map[string]bool{}
 	for _, row := range strings.Split(text[start:], "\n")[2:] {
@@ -412,12 +428,12 @@ func TestREADMEBuildFlagTable(t *testing.T) {
 	delete(flags, "h")
 	for n := range flags {
 		if !documented[n] {
-			t.Errorf("build %s is not in the README's flag table", dashed(n))
+			t.Errorf("build %s is not in the flag table of docs/build.md", dashed(n))
 		}
 	}
 	for n := range documented {
 		if !flags[n] {
-			t.Errorf("the README's flag table names %s, which build does not have", dashed(n))
+			t.Errorf("the flag table of docs/build.md names %s, which build does not have", dashed(n))
 		}
 	}
 }
