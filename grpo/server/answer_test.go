@@ -14,7 +14,7 @@ import (
 type fixedEstimator struct{ est grpo.Estimate }
 
 func (f fixedEstimator) Answer(context.Context, grpo.Query) (grpo.Estimate, error) { return f.est, nil }
-func (f fixedEstimator) Accounting() probes.AccountingKind                          { return "" }
+func (f fixedEstimator) Accounting() probes.AccountingKind                         { return "" }
 
 // stamps are the parts of an answer that change with each request: the
 // completion id and its creation time.
