@@ -17,16 +17,16 @@ import (
 	"bagen-data/internal/httpd"
 )
 
-// ChatRequest is a Chat Completions request body.
+// ChatRequest is a Chat Completions request body: the fields a proxy
+// reads to follow a conversation. Sampling parameters are left to each
+// reader (grpo serve checks them field by field, the estimator client
+// merges vendor ones), so that a value of an unexpected type in one of
+// them does not fail reading the rest.
 type ChatRequest struct {
 	Model         string                     `json:"model"`
 	Messages      []Message                  `json:"messages"`
 	Stream        bool                       `json:"stream"`
 	StreamOptions *StreamOptions             `json:"stream_options,omitempty"`
-	Temperature   *float64                   `json:"temperature,omitempty"`
-	MaxTokens     *int                       `json:"max_tokens,omitempty"`
-	Seed          *int64                     `json:"seed,omitempty"`
-	N             *int64                     `json:"n,omitempty"`
 	Metadata      map[string]json.RawMessage `json:"metadata,omitempty"`
 	Tools         []json.RawMessage          `json:"tools,omitempty"`
 }
