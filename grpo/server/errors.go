@@ -11,19 +11,14 @@ import (
 	"bagen-data/probes"
 )
 
-// Sentinels classify request failures; status maps them to HTTP codes.
+// Sentinels classify request failures; classify maps them, and httpd's
+// (ErrMethod, ErrNotFound, ErrConfig, …), to HTTP codes.
 var (
 	// ErrBadRequest is wrapped by errors about a request that is not the
 	// route's JSON shape.
 	ErrBadRequest = httpd.ErrBadRequest
 	// ErrUnknownModel: the request names a model the server does not serve.
 	ErrUnknownModel = errors.New("model not found")
-	// ErrMethod: the route exists but not for this method.
-	ErrMethod = errors.New("method not allowed")
-	// ErrNotFound: no route has this path.
-	ErrNotFound = errors.New("not found")
-	// ErrConfig is wrapped by Config validation errors.
-	ErrConfig = errors.New("invalid server config")
 )
 
 // FieldError is a request field that cannot be read: Path names it as in
@@ -66,9 +61,9 @@ func classify(err error) apiError {
 		e.status, e.Type = http.StatusBadRequest, "invalid_request_error"
 	case errors.Is(err, ErrUnknownModel):
 		e.status, e.Type, e.Param, e.Code = http.StatusNotFound, "invalid_request_error", "model", "model_not_found"
-	case errors.Is(err, ErrMethod):
+	case errors.Is(err, httpd.ErrMethod):
 		e.status, e.Type = http.StatusMethodNotAllowed, "invalid_request_error"
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, httpd.ErrNotFound):
 		e.status, e.Type = http.StatusNotFound, "not_found_error"
 	case errors.Is(err, httpd.ErrDraining):
 		e.status, e.Type = http.StatusServiceUnavailable, "server_error"

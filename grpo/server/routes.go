@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -35,20 +34,12 @@ var routes = []route{
 	{name: "metrics", path: "/metrics", method: http.MethodGet, serve: (*handler).metricsPage},
 }
 
-// Pseudo-routes: requests no route answers are counted under these names.
-var (
-	otherRoute    = route{name: "other"}    // paths no route has: 404
-	protocolRoute = route{name: "protocol"} // requests net/http rejected before routing
-)
-
 // handler routes requests, records metrics and maps errors to statuses.
 // Safe for concurrent use.
 type handler struct {
 	cfg      Config
 	metrics  *metrics
-	byPath   map[string]*endpoint
-	other    *endpoint
-	protocol *endpoint
+	routes   *httpd.Routes[endpoint]
 	draining atomic.Bool
 	ids      atomic.Uint64 // completion ids
 	idBase   string
@@ -57,13 +48,15 @@ type handler struct {
 func newHandler(cfg Config) (*handler, error) {
 	m, err := newMetrics(cfg.Registry)
 	if err != nil {
-		return nil, fmt.Errorf("%w: register metrics: %w", ErrConfig, err)
+		return nil, err
 	}
-	h := &handler{cfg: cfg, metrics: m, byPath: make(map[string]*endpoint, len(routes)),
-		other: m.bind(otherRoute), protocol: m.bind(protocolRoute),
+	pseudo := func(name string) *endpoint { return &endpoint{route: route{name: name}, RouteMetrics: m.Bind(name)} }
+	h := &handler{cfg: cfg, metrics: m, routes: httpd.NewRoutes(pseudo),
 		idBase: "chatcmpl-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"}
 	for _, rt := range routes {
-		h.byPath[rt.path] = m.bind(rt)
+		if !h.routes.Add(rt.name, rt.path, &endpoint{route: rt, RouteMetrics: m.Bind(rt.name)}) {
+			panic(fmt.Sprintf("server: route %q %q: want a unique name and path", rt.name, rt.path))
+		}
 	}
 	return h, nil
 }
@@ -71,10 +64,7 @@ func newHandler(cfg Config) (*handler, error) {
 // ServeHTTP implements http.Handler.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	ep := h.byPath[r.URL.Path]
-	if ep == nil {
-		ep = h.other
-	}
+	ep := h.routes.Find(r.URL.Path)
 	httpd.Header(w.Header(), &h.draining)
 	code, err := h.serve(ep, w, r)
 	if err != nil {
@@ -90,11 +80,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve checks the method and calls the route.
 func (h *handler) serve(ep *endpoint, w http.ResponseWriter, r *http.Request) (int, error) {
-	switch {
-	case ep.serve == nil:
-		return 0, fmt.Errorf("%w: no route %s", ErrNotFound, r.URL.Path)
-	case r.Method != ep.method && !(ep.method == http.MethodGet && r.Method == http.MethodHead):
-		return 0, fmt.Errorf("%w: %s %s, want %s", ErrMethod, r.Method, r.URL.Path, ep.method)
+	if ep.serve == nil {
+		return 0, fmt.Errorf("%w: no route %s", httpd.ErrNotFound, r.URL.Path)
+	}
+	if err := httpd.CheckMethod(r, ep.method); err != nil {
+		return 0, err
 	}
 	return ep.serve(h, w, r)
 }
@@ -109,20 +99,15 @@ func writeJSON(w http.ResponseWriter, code int, body []byte) {
 // finish records metrics and the access log for one request.
 func (h *handler) finish(ctx context.Context, ep *endpoint, method, path, remote string, code int, start time.Time) {
 	took := time.Since(start)
-	ep.requests.WithLabelValues(strconv.Itoa(code)).Inc()
-	ep.latency.Observe(took.Seconds())
-	if h.cfg.Log != nil {
-		h.cfg.Log.LogAttrs(ctx, slog.LevelInfo, "request",
-			slog.String("method", method), slog.String("path", path), slog.Int("status", code),
-			slog.Duration("duration", took), slog.String("remote", remote))
-	}
+	ep.Observe(code, took)
+	httpd.LogRequest(ctx, h.cfg.Log, method, path, remote, code, took)
 }
 
 // reject answers a request net/http rejected before routing (see
 // httpd.Server.Reject): counted under the protocol pseudo-route, in the
 // OpenAI error shape.
 func (h *handler) reject(e *httpd.ProtocolError, remote string) []byte {
-	h.finish(context.Background(), h.protocol, "", "", remote, e.Code, time.Now())
+	h.finish(context.Background(), h.routes.Protocol, "", "", remote, e.Code, time.Now())
 	return classify(e).Append(nil)
 }
 

@@ -33,6 +33,12 @@ var (
 	// ErrDrainTimeout is wrapped by Serve's error when connections were
 	// still busy at the end of Server.DrainTimeout and were closed.
 	ErrDrainTimeout = errors.New("drain timeout")
+	// ErrMethod: the route exists but not for this method (405).
+	ErrMethod = errors.New("method not allowed")
+	// ErrNotFound: no route has this path (404).
+	ErrNotFound = errors.New("not found")
+	// ErrConfig is wrapped by a server's Config validation errors.
+	ErrConfig = errors.New("invalid server config")
 )
 
 // ProtocolError is a request net/http rejected before routing; Code is
