@@ -1,9 +1,13 @@
 package httpd
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -103,5 +107,24 @@ func TestRoutes(t *testing.T) {
 	}
 	if rt.Find("/a") != a || rt.Find("/b") != rt.Other || rt.Find("/c") != rt.Other {
 		t.Errorf("Find: /a %v, /b %v, /c %v", rt.Find("/a"), rt.Find("/b"), rt.Find("/c"))
+	}
+}
+
+// TestLogRequest pins the access-log record: method, path, status, the
+// server's extra attributes, duration and remote, in that order; a nil
+// logger logs nothing.
+func TestLogRequest(t *testing.T) {
+	var b strings.Builder
+	log := slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}))
+	LogRequest(context.Background(), log, "POST", "/v1/rewards", "127.0.0.1:5", 200, 1500*time.Microsecond, slog.Int("items", 3))
+	LogRequest(context.Background(), nil, "GET", "/x", "", 404, 0)
+	want := "level=INFO msg=request method=POST path=/v1/rewards status=200 items=3 duration=1.5ms remote=127.0.0.1:5\n"
+	if b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
 	}
 }
