@@ -64,9 +64,7 @@ func runBaselineServe(c *ucli.Context) error {
 	}
 	cfg := server.Config{
 		Estimator: baselineAnswers{est}, Name: name, Created: created,
-		MaxBody: c.Int64("max-body"), MaxHeaderBytes: c.Int("max-header-bytes"),
-		ReadTimeout: c.Duration("read-timeout"), WriteTimeout: c.Duration("write-timeout"), IdleTimeout: c.Duration("idle-timeout"),
-		DrainGrace: c.Duration("drain-grace"), DrainTimeout: c.Duration("drain-timeout"), Log: accessLog(c),
+		Limits: serveLimits(c), Log: accessLog(c),
 	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("baseline serve: %w", err)

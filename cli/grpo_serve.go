@@ -116,9 +116,7 @@ func grpoServeConfig(c *ucli.Context) (server.Config, *grpo.Estimator, error) {
 	}
 	cfg := server.Config{
 		Estimator: est, Name: name, Created: grpo.CheckpointTime(ckpt),
-		MaxBody: c.Int64("max-body"), MaxHeaderBytes: c.Int("max-header-bytes"),
-		ReadTimeout: c.Duration("read-timeout"), WriteTimeout: c.Duration("write-timeout"), IdleTimeout: c.Duration("idle-timeout"),
-		DrainGrace: c.Duration("drain-grace"), DrainTimeout: c.Duration("drain-timeout"), Log: accessLog(c),
+		Limits: serveLimits(c), Log: accessLog(c),
 	}
 	return cfg, est, cfg.Validate()
 }

@@ -82,17 +82,7 @@ func runRewardServe(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := server.Config{
-		Rule:           rule,
-		MaxBody:        c.Int64("max-body"),
-		ReadTimeout:    c.Duration("read-timeout"),
-		WriteTimeout:   c.Duration("write-timeout"),
-		IdleTimeout:    c.Duration("idle-timeout"),
-		MaxHeaderBytes: c.Int("max-header-bytes"),
-		DrainGrace:     c.Duration("drain-grace"),
-		DrainTimeout:   c.Duration("drain-timeout"),
-	}
-	cfg.Log = accessLog(c)
+	cfg := server.Config{Rule: rule, Limits: serveLimits(c), Log: accessLog(c)}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("reward serve: %w", err)
 	}

@@ -28,6 +28,13 @@ var (
 // serveFlags are the shared flags, in --help order.
 var serveFlags = []ucli.Flag{readTimeoutFlag, writeTimeoutFlag, idleTimeoutFlag, maxHeaderBytesFlag, drainGraceFlag, drainTimeoutFlag, logRequestsFlag, gcPercentFlag}
 
+// serveLimits reads the shared flags' limits and --max-body.
+func serveLimits(c *ucli.Context) httpd.Limits {
+	return httpd.Limits{MaxBody: c.Int64("max-body"), MaxHeaderBytes: c.Int("max-header-bytes"),
+		ReadTimeout: c.Duration("read-timeout"), WriteTimeout: c.Duration("write-timeout"), IdleTimeout: c.Duration("idle-timeout"),
+		DrainGrace: c.Duration("drain-grace"), DrainTimeout: c.Duration("drain-timeout")}
+}
+
 // serveGCPercent is the servers' GOGC unless the environment sets one.
 // The binary carries about 1.5 MB of every command's package state
 // (urfave/cli's man page renderer, gorgonia's graph parser, protobuf

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"bagen-data/internal/openai"
 	"bagen-data/rollout"
 )
 
@@ -17,32 +18,11 @@ type Chat struct{}
 // Name is "chat".
 func (Chat) Name() string { return "chat" }
 
-type chatToolCall struct {
-	Index    *int   `json:"index,omitempty"`
-	ID       string `json:"id,omitempty"`
-	Type     string `json:"type,omitempty"`
-	Function struct {
-		Name      string `json:"name,omitempty"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-type chatMessage struct {
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	ToolCalls []chatToolCall  `json:"tool_calls"`
-}
-
-type chatRequest struct {
-	Model         string        `json:"model"`
-	Messages      []chatMessage `json:"messages"`
-	Stream        bool          `json:"stream"`
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	Metadata map[string]json.RawMessage `json:"metadata"`
-	Tools    []json.RawMessage          `json:"tools"`
-}
+// chatRequest and chatResponse are the wire types the codec reads.
+type (
+	chatRequest  = openai.ChatRequest
+	chatResponse = openai.ChatCompletion
+)
 
 // Request reads the messages; tool calls are rendered into the assistant
 // text as the trajectories show them.
@@ -76,7 +56,7 @@ func (Chat) Request(body []byte) (*Request, error) {
 
 // chatAssistant is an assistant message's text: its content, then its
 // tool calls.
-func chatAssistant(content string, calls []chatToolCall) string {
+func chatAssistant(content string, calls []openai.ToolCall) string {
 	parts := []string{}
 	if content != "" {
 		parts = append(parts, content)
@@ -151,42 +131,20 @@ func (Chat) Outgoing(body []byte, req *Request, note string) ([]byte, error) {
 	return json.Marshal(top)
 }
 
-type chatUsage struct {
-	Prompt     int64 `json:"prompt_tokens"`
-	Completion int64 `json:"completion_tokens"`
-	PDetails   *struct {
-		Cached int64 `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CDetails *struct {
-		Reasoning *int64 `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-}
-
-func (u *chatUsage) guard() *rollout.GuardUsage {
+// guardUsage is u as the ledger counts it; nil when the response has
+// none.
+func guardUsage(u *openai.Usage) *rollout.GuardUsage {
 	if u == nil {
 		return nil
 	}
-	g := &rollout.GuardUsage{Input: u.Prompt, Output: u.Completion}
-	if u.PDetails != nil {
-		g.Cached = u.PDetails.Cached
+	g := &rollout.GuardUsage{Input: u.PromptTokens, Output: u.CompletionTokens}
+	if u.PromptTokensDetails != nil {
+		g.Cached = u.PromptTokensDetails.CachedTokens
 	}
-	if u.CDetails != nil {
-		g.Reasoning = u.CDetails.Reasoning
+	if u.CompletionTokensDetails != nil {
+		g.Reasoning = u.CompletionTokensDetails.ReasoningTokens
 	}
 	return g
-}
-
-type chatChoice struct {
-	Index        int          `json:"index"`
-	Message      *chatMessage `json:"message"`
-	Delta        *chatMessage `json:"delta"`
-	FinishReason *string      `json:"finish_reason"`
-}
-
-type chatResponse struct {
-	ID      string       `json:"id"`
-	Choices []chatChoice `json:"choices"`
-	Usage   *chatUsage   `json:"usage"`
 }
 
 // Reply reads the first choice.
@@ -195,7 +153,7 @@ func (Chat) Reply(body []byte) Reply {
 	if json.Unmarshal(body, &w) != nil {
 		return Reply{}
 	}
-	r := Reply{Usage: w.Usage.guard(), IDs: appendID(nil, w.ID)}
+	r := Reply{Usage: guardUsage(w.Usage), IDs: appendID(nil, w.ID)}
 	if len(w.Choices) > 0 && w.Choices[0].Message != nil {
 		m := w.Choices[0].Message
 		r.Items = []rollout.GuardItem{{Role: "assistant", Text: chatAssistant(partsText(m.Content), m.ToolCalls)}}
@@ -212,8 +170,8 @@ type chatStream struct {
 	req      *Request
 	id       string
 	text     strings.Builder
-	calls    []chatToolCall
-	usage    *chatUsage
+	calls    []openai.ToolCall
+	usage    *openai.Usage
 	finished bool
 	done     bool
 }
@@ -255,7 +213,7 @@ func (s *chatStream) Event(e Event) bool {
 				continue
 			}
 			for len(s.calls) <= i {
-				s.calls = append(s.calls, chatToolCall{})
+				s.calls = append(s.calls, openai.ToolCall{})
 			}
 			if tc.ID != "" {
 				s.calls[i].ID = tc.ID
@@ -275,7 +233,7 @@ func (s *chatStream) Event(e Event) bool {
 func (s *chatStream) Done() bool { return s.done }
 
 func (s *chatStream) Reply() Reply {
-	r := Reply{Usage: s.usage.guard(), IDs: appendID(nil, s.id), Complete: s.done || (s.finished && s.usage != nil)}
+	r := Reply{Usage: guardUsage(s.usage), IDs: appendID(nil, s.id), Complete: s.done || (s.finished && s.usage != nil)}
 	r.Items = []rollout.GuardItem{{Role: "assistant", Text: chatAssistant(s.text.String(), s.calls)}}
 	for _, c := range s.calls {
 		r.IDs = appendID(r.IDs, c.ID)

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"unicode"
@@ -77,7 +77,7 @@ func randomText() string {
 func goText() string {
 	var sb strings.Builder
 	for _, dir := range []string{"fmt", "strings", "net/http"} {
-		files, _ := filepath.Glob(filepath.Join(runtime.GOROOT(), "src", dir, "*.go"))
+		files, _ := filepath.Glob(filepath.Join(goRoot(), "src", dir, "*.go"))
 		for _, f := range files {
 			if b, err := os.ReadFile(f); err == nil {
 				sb.Write(b)
@@ -171,4 +171,14 @@ func BenchmarkPretokens(b *testing.B) {
 			}
 		})
 	}
+}
+
+// goRoot is the Go installation's root as `go env GOROOT` reports it, or
+// "" without a go command.
+func goRoot() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }

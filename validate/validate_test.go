@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,8 +18,6 @@ import (
 	"bagen-data/reward"
 	"bagen-data/tokenizer"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // problems sums the counts of error and warning findings by code.
 func problems(r *Report) map[string]int {

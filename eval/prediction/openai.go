@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"bagen-data/dataset"
+	"bagen-data/internal/openai"
 )
 
 // OpenAI answers probes through an OpenAI-compatible Chat Completions
@@ -98,13 +99,9 @@ func (o *OpenAI) client() *http.Client {
 // Body returns the JSON request body for messages: model, messages,
 // temperature, max_tokens, seed and then Extra's keys.
 func (o *OpenAI) Body(messages []dataset.Message) ([]byte, error) {
-	type msg struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
-	msgs := make([]msg, len(messages))
+	msgs := make([]openai.Message, len(messages))
 	for i, m := range messages {
-		msgs[i] = msg{m.Role, m.Content}
+		msgs[i] = openai.Message{Role: m.Role, Content: openai.Text(m.Content)}
 	}
 	body := map[string]any{
 		"model": o.Model, "messages": msgs, "stream": false,
@@ -182,31 +179,8 @@ func (o *OpenAI) do(ctx context.Context, method, u string, body []byte) ([]byte,
 	return data, nil
 }
 
-// chatResponse is the part of a chat completion the client reads.
-type chatResponse struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Message struct {
-			Content          *string `json:"content"`
-			ReasoningContent string  `json:"reasoning_content"`
-			Reasoning        string  `json:"reasoning"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens            int64 `json:"prompt_tokens"`
-		CompletionTokens        int64 `json:"completion_tokens"`
-		CompletionTokensDetails *struct {
-			ReasoningTokens int64 `json:"reasoning_tokens"`
-		} `json:"completion_tokens_details"`
-		PromptTokensDetails *struct {
-			CachedTokens int64 `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
-}
-
 func decodeChat(data []byte) (Prediction, error) {
-	var r chatResponse
+	var r openai.ChatCompletion
 	if err := json.Unmarshal(data, &r); err != nil {
 		return Prediction{}, fmt.Errorf("%w: %w", ErrAnswer, err)
 	}
@@ -214,17 +188,26 @@ func decodeChat(data []byte) (Prediction, error) {
 		return Prediction{}, fmt.Errorf("%w: no choices", ErrAnswer)
 	}
 	c := r.Choices[0]
-	p := Prediction{Reported: r.Model, FinishReason: c.FinishReason, Reasoning: c.Message.ReasoningContent}
-	if p.Reasoning == "" {
-		p.Reasoning = c.Message.Reasoning
+	var m openai.Message
+	if c.Message != nil {
+		m = *c.Message
 	}
-	if c.Message.Content != nil {
-		p.Response = *c.Message.Content
+	p := Prediction{Reported: r.Model, Reasoning: m.ReasoningContent}
+	if c.FinishReason != nil {
+		p.FinishReason = *c.FinishReason
+	}
+	if p.Reasoning == "" {
+		p.Reasoning = m.Reasoning
+	}
+	if len(m.Content) > 0 {
+		if err := json.Unmarshal(m.Content, &p.Response); err != nil {
+			return Prediction{}, fmt.Errorf("%w: choices[0].message.content: %w", ErrAnswer, err)
+		}
 	}
 	if u := r.Usage; u != nil {
 		p.Usage = &Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
-		if d := u.CompletionTokensDetails; d != nil {
-			p.Usage.ReasoningTokens = d.ReasoningTokens
+		if d := u.CompletionTokensDetails; d != nil && d.ReasoningTokens != nil {
+			p.Usage.ReasoningTokens = *d.ReasoningTokens
 		}
 		if d := u.PromptTokensDetails; d != nil {
 			p.Usage.CachedTokens = d.CachedTokens
@@ -322,16 +305,8 @@ func (o *OpenAI) Accounting(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-// modelList is the answer of GET {base}/models.
-type modelList struct {
-	Data []struct {
-		ID         string `json:"id"`
-		Accounting string `json:"accounting"` // grpo serve's head's
-	} `json:"data"`
-}
-
-func (o *OpenAI) models(ctx context.Context) (modelList, error) {
-	var list modelList
+func (o *OpenAI) models(ctx context.Context) (openai.ModelList, error) {
+	var list openai.ModelList
 	u, err := o.endpoint("/models")
 	if err != nil {
 		return list, err

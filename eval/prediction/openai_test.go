@@ -319,3 +319,16 @@ func TestAskStopsWhenServerDown(t *testing.T) {
 		t.Errorf("got %v after %d saved, %+v; want %q after 4", err, saved, st, want)
 	}
 }
+
+// TestBodyBytes pins a request body: keys in encoding/json's map order,
+// <, > and & escaped as encoding/json escapes them, invalid UTF-8
+// replaced, an empty content kept.
+func TestBodyBytes(t *testing.T) {
+	seed := int64(3)
+	o := &OpenAI{Model: "m", BaseURL: "http://x", Seed: &seed, Extra: map[string]any{"top_p": 0.5}}
+	got, err := o.Body([]dataset.Message{{Role: "user", Content: "a<b>&c \u2028 \xff \"q\" é"}, {Role: "assistant", Content: ""}})
+	want := `{"max_tokens":512,"messages":[{"role":"user","content":"a\u003cb\u003e\u0026c \u2028 \ufffd \"q\" é"},{"role":"assistant","content":""}],"model":"m","seed":3,"stream":false,"temperature":0,"top_p":0.5}`
+	if err != nil || string(got) != want {
+		t.Errorf("got %s, %v\nwant %s", got, err, want)
+	}
+}

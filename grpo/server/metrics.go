@@ -4,28 +4,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"bagen-data/grpo"
+	"bagen-data/internal/httpd"
 )
 
 // metrics holds the server's Prometheus collectors. Safe for concurrent
 // use.
 type metrics struct {
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-	embed    *prometheus.HistogramVec
-	head     prometheus.Histogram
-	answers  *prometheus.CounterVec
+	*httpd.RequestMetrics
+	embed   *prometheus.HistogramVec
+	head    prometheus.Histogram
+	answers *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "bagen_grpo_requests_total", Help: "HTTP requests by route and status code.",
-		}, []string{"route", "code"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "bagen_grpo_request_duration_seconds",
-			Help:    "Time from request start to response written, by route.",
-			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18),
-		}, []string{"route"}),
+		RequestMetrics: httpd.NewRequestMetrics("bagen_grpo"),
 		embed: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "bagen_grpo_embed_seconds",
 			Help:    "Time to embed one prompt, by whether the embedding cache had it.",
@@ -40,10 +33,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "bagen_grpo_answers_total", Help: "Answers given, by kind (interval or impossible).",
 		}, []string{"kind"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.embed, m.head, m.answers} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := httpd.Register(reg, append(m.Collectors(), m.embed, m.head, m.answers)...); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -51,15 +42,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 // endpoint is a route with its metrics bound.
 type endpoint struct {
 	route
-	requests *prometheus.CounterVec // by code, curried with the route
-	latency  prometheus.Observer
-}
-
-// bind returns rt with its series created, so that every route is
-// exported from the start.
-func (m *metrics) bind(rt route) *endpoint {
-	labels := prometheus.Labels{"route": rt.name}
-	return &endpoint{route: rt, requests: m.requests.MustCurryWith(labels), latency: m.latency.With(labels)}
+	*httpd.RouteMetrics
 }
 
 // observe records one answer.

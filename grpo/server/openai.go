@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"bagen-data/dataset"
+	"bagen-data/internal/openai"
 )
 
 // chatRequest is the part of a Chat Completions request the server reads.
@@ -57,11 +58,9 @@ func decodeChat(body []byte) (chatRequest, error) {
 		errs = append(errs, &FieldError{Path: "messages", Err: errors.New("required")})
 	}
 	field("stream", &req.Stream)
-	var opts struct {
-		IncludeUsage *bool `json:"include_usage"`
-	}
-	if field("stream_options", &opts) && opts.IncludeUsage != nil {
-		req.IncludeUsage = *opts.IncludeUsage
+	var opts openai.StreamOptions
+	if field("stream_options", &opts) {
+		req.IncludeUsage = opts.IncludeUsage
 	}
 	var temp float64
 	if field("temperature", &temp) {
@@ -138,10 +137,7 @@ func decodeContent(path string, raw json.RawMessage) (string, error) {
 	if json.Unmarshal(raw, &s) == nil {
 		return s, nil
 	}
-	var parts []struct {
-		Type *string `json:"type"`
-		Text *string `json:"text"`
-	}
+	var parts []openai.ContentPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return "", &FieldError{Path: path, Err: fmt.Errorf("want a string or an array of text parts, got %s", kindOf(raw))}
 	}
@@ -149,7 +145,7 @@ func decodeContent(path string, raw json.RawMessage) (string, error) {
 	for j, p := range parts {
 		pp := path + "[" + strconv.Itoa(j) + "]"
 		switch {
-		case p.Type == nil || *p.Type != "text":
+		case p.Type != "text":
 			return "", &FieldError{Path: pp + ".type", Err: errors.New(`want "text": the estimator reads text only`)}
 		case p.Text == nil:
 			return "", &FieldError{Path: pp + ".text", Err: errors.New("required")}
@@ -212,47 +208,4 @@ func jsonProblem(body []byte, err error) string {
 		return "got null"
 	}
 	return "got " + kindOf(body)
-}
-
-// completion is a non-streamed answer.
-type completion struct {
-	ID      string   `json:"id"`
-	Object  string   `json:"object"`
-	Created int64    `json:"created"`
-	Model   string   `json:"model"`
-	Choices []choice `json:"choices"`
-	Usage   *usage   `json:"usage,omitempty"`
-}
-
-type choice struct {
-	Index        int       `json:"index"`
-	Message      *message  `json:"message,omitempty"`
-	Delta        *message  `json:"delta,omitempty"`
-	FinishReason *string   `json:"finish_reason"`
-	Logprobs     *struct{} `json:"logprobs"`
-}
-
-type message struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
-}
-
-type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
-
-var stop = "stop"
-
-// marshal encodes v without escaping <, > and &: the answer text reads
-// as written.
-func marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic("server: encoding a response: " + err.Error()) // only our own types are encoded
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

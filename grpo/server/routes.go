@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 
 	"bagen-data/grpo"
 	"bagen-data/internal/httpd"
+	"bagen-data/internal/openai"
 )
 
 // route is one endpoint: its path, the one method it accepts (a GET route
@@ -34,20 +34,12 @@ var routes = []route{
 	{name: "metrics", path: "/metrics", method: http.MethodGet, serve: (*handler).metricsPage},
 }
 
-// Pseudo-routes: requests no route answers are counted under these names.
-var (
-	otherRoute    = route{name: "other"}    // paths no route has: 404
-	protocolRoute = route{name: "protocol"} // requests net/http rejected before routing
-)
-
 // handler routes requests, records metrics and maps errors to statuses.
 // Safe for concurrent use.
 type handler struct {
 	cfg      Config
 	metrics  *metrics
-	byPath   map[string]*endpoint
-	other    *endpoint
-	protocol *endpoint
+	routes   *httpd.Routes[endpoint]
 	draining atomic.Bool
 	ids      atomic.Uint64 // completion ids
 	idBase   string
@@ -56,13 +48,15 @@ type handler struct {
 func newHandler(cfg Config) (*handler, error) {
 	m, err := newMetrics(cfg.Registry)
 	if err != nil {
-		return nil, fmt.Errorf("%w: register metrics: %w", ErrConfig, err)
+		return nil, err
 	}
-	h := &handler{cfg: cfg, metrics: m, byPath: make(map[string]*endpoint, len(routes)),
-		other: m.bind(otherRoute), protocol: m.bind(protocolRoute),
+	pseudo := func(name string) *endpoint { return &endpoint{route: route{name: name}, RouteMetrics: m.Bind(name)} }
+	h := &handler{cfg: cfg, metrics: m, routes: httpd.NewRoutes(pseudo),
 		idBase: "chatcmpl-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"}
 	for _, rt := range routes {
-		h.byPath[rt.path] = m.bind(rt)
+		if !h.routes.Add(rt.name, rt.path, &endpoint{route: rt, RouteMetrics: m.Bind(rt.name)}) {
+			panic(fmt.Sprintf("server: route %q %q: want a unique name and path", rt.name, rt.path))
+		}
 	}
 	return h, nil
 }
@@ -70,10 +64,7 @@ func newHandler(cfg Config) (*handler, error) {
 // ServeHTTP implements http.Handler.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	ep := h.byPath[r.URL.Path]
-	if ep == nil {
-		ep = h.other
-	}
+	ep := h.routes.Find(r.URL.Path)
 	httpd.Header(w.Header(), &h.draining)
 	code, err := h.serve(ep, w, r)
 	if err != nil {
@@ -82,18 +73,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if code == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", ep.method)
 		}
-		writeJSON(w, code, e.appendJSON(nil))
+		writeJSON(w, code, e.Append(nil))
 	}
 	h.finish(r.Context(), ep, r.Method, r.URL.Path, r.RemoteAddr, code, start)
 }
 
 // serve checks the method and calls the route.
 func (h *handler) serve(ep *endpoint, w http.ResponseWriter, r *http.Request) (int, error) {
-	switch {
-	case ep.serve == nil:
-		return 0, fmt.Errorf("%w: no route %s", ErrNotFound, r.URL.Path)
-	case r.Method != ep.method && !(ep.method == http.MethodGet && r.Method == http.MethodHead):
-		return 0, fmt.Errorf("%w: %s %s, want %s", ErrMethod, r.Method, r.URL.Path, ep.method)
+	if ep.serve == nil {
+		return 0, fmt.Errorf("%w: no route %s", httpd.ErrNotFound, r.URL.Path)
+	}
+	if err := httpd.CheckMethod(r, ep.method); err != nil {
+		return 0, err
 	}
 	return ep.serve(h, w, r)
 }
@@ -108,21 +99,16 @@ func writeJSON(w http.ResponseWriter, code int, body []byte) {
 // finish records metrics and the access log for one request.
 func (h *handler) finish(ctx context.Context, ep *endpoint, method, path, remote string, code int, start time.Time) {
 	took := time.Since(start)
-	ep.requests.WithLabelValues(strconv.Itoa(code)).Inc()
-	ep.latency.Observe(took.Seconds())
-	if h.cfg.Log != nil {
-		h.cfg.Log.LogAttrs(ctx, slog.LevelInfo, "request",
-			slog.String("method", method), slog.String("path", path), slog.Int("status", code),
-			slog.Duration("duration", took), slog.String("remote", remote))
-	}
+	ep.Observe(code, took)
+	httpd.LogRequest(ctx, h.cfg.Log, method, path, remote, code, took)
 }
 
 // reject answers a request net/http rejected before routing (see
 // httpd.Server.Reject): counted under the protocol pseudo-route, in the
 // OpenAI error shape.
 func (h *handler) reject(e *httpd.ProtocolError, remote string) []byte {
-	h.finish(context.Background(), h.protocol, "", "", remote, e.Code, time.Now())
-	return classify(e).appendJSON(nil)
+	h.finish(context.Background(), h.routes.Protocol, "", "", remote, e.Code, time.Now())
+	return classify(e).Append(nil)
 }
 
 // chat answers POST /v1/chat/completions: decode, answer, encode.
@@ -144,66 +130,59 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) (int, error) {
 	}
 	h.metrics.observe(est)
 	id, created := h.idBase+strconv.FormatUint(h.ids.Add(1), 10), time.Now().Unix()
-	u := &usage{PromptTokens: est.PromptTokens, CompletionTokens: est.CompletionTokens, TotalTokens: est.PromptTokens + est.CompletionTokens}
+	u := &openai.Usage{PromptTokens: int64(est.PromptTokens), CompletionTokens: int64(est.CompletionTokens),
+		TotalTokens: int64(est.PromptTokens + est.CompletionTokens)}
 	if req.Stream {
 		return h.stream(w, id, created, est.Answer, u, req.IncludeUsage), nil
 	}
-	answer := est.Answer
-	writeJSON(w, http.StatusOK, marshal(completion{ID: id, Object: "chat.completion", Created: created, Model: h.cfg.Name,
-		Choices: []choice{{Message: &message{Role: "assistant", Content: &answer}, FinishReason: &stop}}, Usage: u}))
+	writeJSON(w, http.StatusOK, openai.Marshal(openai.ChatCompletion{ID: id, Object: openai.ObjectCompletion, Created: created, Model: h.cfg.Name,
+		Choices: []openai.Choice{{Message: &openai.Message{Role: "assistant", Content: openai.Text(est.Answer)}, FinishReason: &stop}}, Usage: u}))
 	return http.StatusOK, nil
 }
 
 // stream writes the answer as server-sent events: the role, the answer,
 // the finish reason, the usage when asked for, then [DONE].
-func (h *handler) stream(w http.ResponseWriter, id string, created int64, answer string, u *usage, withUsage bool) int {
+func (h *handler) stream(w http.ResponseWriter, id string, created int64, answer string, u *openai.Usage, withUsage bool) int {
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	empty := ""
-	chunk := func(c choice, u *usage) {
-		cs := []choice{c}
+	chunk := func(c openai.Choice, u *openai.Usage) {
+		cs := []openai.Choice{c}
 		if c.Delta == nil {
-			cs = []choice{}
+			cs = []openai.Choice{}
 		}
 		w.Write([]byte("data: "))
-		w.Write(marshal(completion{ID: id, Object: "chat.completion.chunk", Created: created, Model: h.cfg.Name, Choices: cs, Usage: u}))
+		w.Write(openai.Marshal(openai.ChatCompletion{ID: id, Object: openai.ObjectChunk, Created: created, Model: h.cfg.Name, Choices: cs, Usage: u}))
 		w.Write([]byte("\n\n"))
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
 		}
 	}
-	chunk(choice{Delta: &message{Role: "assistant", Content: &empty}}, nil)
-	chunk(choice{Delta: &message{Content: &answer}}, nil)
-	chunk(choice{Delta: &message{}, FinishReason: &stop}, nil)
+	chunk(openai.Choice{Delta: &openai.Message{Role: "assistant", Content: openai.Text("")}}, nil)
+	chunk(openai.Choice{Delta: &openai.Message{Content: openai.Text(answer)}}, nil)
+	chunk(openai.Choice{Delta: &openai.Message{}, FinishReason: &stop}, nil)
 	if withUsage {
-		chunk(choice{}, u)
+		chunk(openai.Choice{}, u)
 	}
 	w.Write([]byte("data: [DONE]\n\n"))
 	return http.StatusOK
 }
+
+// stop is the finish reason of every answer.
+var stop = "stop"
 
 // models answers GET /v1/models with the one model served and the token
 // accounting its head learned on ("accounting": "message" or "replay",
 // omitted when the checkpoint records none), which a client such as the
 // guard compares with its own (probes.CheckAccounting).
 func (h *handler) models(w http.ResponseWriter, r *http.Request) (int, error) {
-	type model struct {
-		ID         string `json:"id"`
-		Object     string `json:"object"`
-		Created    int64  `json:"created"`
-		OwnedBy    string `json:"owned_by"`
-		Accounting string `json:"accounting,omitempty"`
-	}
 	var created int64
 	if !h.cfg.Created.IsZero() {
 		created = h.cfg.Created.Unix()
 	}
-	writeJSON(w, http.StatusOK, marshal(struct {
-		Object string  `json:"object"`
-		Data   []model `json:"data"`
-	}{"list", []model{{ID: h.cfg.Name, Object: "model", Created: created, OwnedBy: "bagen-data", Accounting: string(h.cfg.Estimator.Accounting())}}}))
+	writeJSON(w, http.StatusOK, openai.Marshal(openai.ModelList{Object: "list", Data: []openai.Model{{ID: h.cfg.Name, Object: "model",
+		Created: created, OwnedBy: "bagen-data", Accounting: string(h.cfg.Estimator.Accounting())}}}))
 	return http.StatusOK, nil
 }
 

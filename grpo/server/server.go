@@ -16,7 +16,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -49,21 +48,9 @@ type Config struct {
 	// Created is /v1/models' "created" time (the checkpoint's); zero
 	// means the Unix epoch.
 	Created time.Time
-	// MaxBody is the largest request body in bytes; 0 means 8 MiB.
-	MaxBody int64
-	// MaxHeaderBytes bounds the request line and header block; 0 means
-	// 64 KiB.
-	MaxHeaderBytes int
-	// ReadHeaderTimeout bounds reading request headers; 0 means 10s.
-	ReadHeaderTimeout time.Duration
-	// ReadTimeout, WriteTimeout and IdleTimeout bound reading a request,
-	// answering it and an idle keep-alive connection; 0 means 2m each.
-	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
-	// DrainGrace is how long Serve keeps serving after its context is
-	// cancelled, with /healthz answering 503; 0 means none.
-	DrainGrace time.Duration
-	// DrainTimeout bounds the whole drain; 0 means 25s.
-	DrainTimeout time.Duration
+	// Limits bounds requests and the drain; each zero field means the
+	// default httpd.Limits names, and MaxBody's is DefaultMaxBody.
+	httpd.Limits
 	// Log receives one access-log record per request; nil logs nothing.
 	Log *slog.Logger
 	// Registry receives the metrics and is served on /metrics; nil means
@@ -71,8 +58,9 @@ type Config struct {
 	Registry *prometheus.Registry
 }
 
-// DefaultMaxBody is Config.MaxBody's default: room for a long agent
-// history, which the model truncates to its context anyway.
+// DefaultMaxBody is Config.MaxBody's default and the commands'
+// --max-body: room for a long agent history, which the model truncates
+// to its context anyway.
 const DefaultMaxBody = 8 << 20
 
 // withDefaults validates c, reporting every bad field, and fills zeros.
@@ -84,30 +72,14 @@ func (c Config) withDefaults() (Config, error) {
 	if strings.TrimSpace(c.Name) == "" {
 		bad = append(bad, "Name: empty")
 	}
-	bad = append(bad, c.limits().Problems()...)
-	if len(bad) > 0 {
-		return c, fmt.Errorf("%w: %s", ErrConfig, strings.Join(bad, "; "))
+	if err := httpd.ConfigError(append(bad, c.Limits.Problems()...)); err != nil {
+		return c, err
 	}
-	c.setLimits(c.limits().WithDefaults(DefaultMaxBody))
+	c.Limits = c.Limits.WithDefaults(DefaultMaxBody)
 	if c.Registry == nil {
-		c.Registry = prometheus.NewRegistry()
-		c.Registry.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		c.Registry = httpd.NewRegistry()
 	}
 	return c, nil
-}
-
-// limits returns c's request limits and timeouts.
-func (c Config) limits() httpd.Limits {
-	return httpd.Limits{MaxBody: c.MaxBody, MaxHeaderBytes: c.MaxHeaderBytes,
-		ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout,
-		IdleTimeout: c.IdleTimeout, DrainGrace: c.DrainGrace, DrainTimeout: c.DrainTimeout}
-}
-
-// setLimits sets c's request limits and timeouts to l's.
-func (c *Config) setLimits(l httpd.Limits) {
-	c.MaxBody, c.MaxHeaderBytes = l.MaxBody, l.MaxHeaderBytes
-	c.ReadHeaderTimeout, c.ReadTimeout, c.WriteTimeout, c.IdleTimeout = l.ReadHeaderTimeout, l.ReadTimeout, l.WriteTimeout, l.IdleTimeout
-	c.DrainGrace, c.DrainTimeout = l.DrainGrace, l.DrainTimeout
 }
 
 // Validate reports every bad field of c, as New and Serve would.
@@ -138,17 +110,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	hs := &httpd.Server{
-		Handler:           h,
-		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		ReadTimeout:       cfg.ReadTimeout,
-		WriteTimeout:      cfg.WriteTimeout,
-		IdleTimeout:       cfg.IdleTimeout,
-		MaxHeaderBytes:    cfg.MaxHeaderBytes,
-		DrainGrace:        cfg.DrainGrace,
-		DrainTimeout:      cfg.DrainTimeout,
-		Draining:          &h.draining,
-		Reject:            h.reject,
-	}
+	hs := cfg.Limits.Server(h)
+	hs.Draining, hs.Reject = &h.draining, h.reject
 	return hs.Serve(ctx, ln)
 }

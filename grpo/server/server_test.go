@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"bagen-data/grpo"
+	"bagen-data/internal/httpd"
 	"bagen-data/probes"
 )
 
@@ -136,7 +137,7 @@ func do(t testing.TB, method, url, body string) (int, http.Header, string) {
 // TestBadRequests pins the status and the whole OpenAI-shaped error of
 // each kind of bad request. None reaches Ollama (there is none).
 func TestBadRequests(t *testing.T) {
-	s := start(t, Config{Estimator: estimator(t, closedHost(t), "tiny-qwen", ""), MaxBody: 4096})
+	s := start(t, Config{Estimator: estimator(t, closedHost(t), "tiny-qwen", ""), Limits: httpd.Limits{MaxBody: 4096}})
 	chat := s.url + "/v1/chat/completions"
 	msgs := probeMessages()
 	large := chatBody("head", []map[string]string{{"role": "user", "content": strings.Repeat("x", 5000)}}, "")
@@ -279,7 +280,7 @@ func TestDrain(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	cfg := Config{Estimator: estimator(t, closedHost(t), "tiny-qwen", ""), Name: "head", DrainGrace: 300 * time.Millisecond}
+	cfg := Config{Estimator: estimator(t, closedHost(t), "tiny-qwen", ""), Name: "head", Limits: httpd.Limits{DrainGrace: 300 * time.Millisecond}}
 	go func() { done <- Serve(ctx, ln, cfg) }()
 	u := "http://" + ln.Addr().String()
 	if code, _, _ := do(t, "GET", u+"/healthz", ""); code != 200 {
@@ -305,7 +306,7 @@ func TestDrain(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	err := Config{MaxBody: -1, DrainGrace: time.Minute}.Validate()
+	err := Config{Limits: httpd.Limits{MaxBody: -1, DrainGrace: time.Minute}}.Validate()
 	want := "invalid server config: Estimator: none; Name: empty; MaxBody: -1 is negative; DrainGrace: 1m0s exceeds DrainTimeout 25s"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)

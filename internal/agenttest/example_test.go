@@ -46,6 +46,6 @@ func ExampleNewModel() {
 	fmt.Println(c.Format, c.Step, c.Tool, c.Stream)
 	// Output:
 	// run_shell_command {"command":"ls"}
-	// {"completion_tokens":12,"completion_tokens_details":{"reasoning_tokens":4},"prompt_tokens":100,"prompt_tokens_details":{"cached_tokens":60},"total_tokens":112}
+	// {"prompt_tokens":100,"completion_tokens":12,"total_tokens":112,"prompt_tokens_details":{"cached_tokens":60},"completion_tokens_details":{"reasoning_tokens":4}}
 	// chat 0 run_shell_command false
 }

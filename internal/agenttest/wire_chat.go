@@ -1,34 +1,33 @@
 package agenttest
 
 import (
+	"encoding/json"
 	"net/http"
 	"time"
+
+	"bagen-data/internal/openai"
 )
 
 // OpenAI Chat Completions: prompt_tokens is the whole request with
 // prompt_tokens_details.cached_tokens inside it; completion_tokens holds
 // completion_tokens_details.reasoning_tokens.
 
-func chatUsage(u Usage) map[string]any {
+func chatUsage(u Usage) *openai.Usage {
 	if u.Omitted {
 		return nil
 	}
-	m := map[string]any{
-		"prompt_tokens":             u.Input,
-		"completion_tokens":         u.Output,
-		"total_tokens":              u.Input + u.Output,
-		"prompt_tokens_details":     map[string]any{"cached_tokens": u.Cached},
-		"completion_tokens_details": map[string]any{"reasoning_tokens": u.Reasoning},
+	out := &openai.Usage{PromptTokens: int64(u.Input), CompletionTokens: int64(u.Output), TotalTokens: int64(u.Input + u.Output),
+		PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: int64(u.Cached)}}
+	if !u.Unsplit {
+		reasoning := int64(u.Reasoning)
+		out.CompletionTokensDetails = &openai.CompletionTokensDetails{ReasoningTokens: &reasoning}
 	}
-	if u.Unsplit {
-		delete(m, "completion_tokens_details")
-	}
-	return m
+	return out
 }
 
-func chatToolCall(r reply) map[string]any {
-	return map[string]any{"id": "call_" + r.id, "type": "function",
-		"function": map[string]any{"name": r.tool.name, "arguments": argsJSON(r.tool, r.answer.Command)}}
+func chatToolCall(r reply) openai.ToolCall {
+	return openai.ToolCall{ID: "call_" + r.id, Type: "function",
+		Function: openai.FunctionCall{Name: r.tool.name, Arguments: argsJSON(r.tool, r.answer.Command)}}
 }
 
 func writeChat(w http.ResponseWriter, r reply, stream bool) int {
@@ -37,54 +36,44 @@ func writeChat(w http.ResponseWriter, r reply, stream bool) int {
 	if a.Command != "" {
 		finish = "tool_calls"
 	}
-	id := "chatcmpl-" + r.id
-	created := time.Now().Unix()
+	head := openai.ChatCompletion{ID: "chatcmpl-" + r.id, Object: openai.ObjectCompletion, Created: time.Now().Unix(), Model: r.model}
 	if !stream {
-		msg := map[string]any{"role": "assistant", "content": nullable(a.Text)}
-		if a.Reasoning != "" {
-			msg["reasoning_content"] = a.Reasoning
+		msg := &openai.Message{Role: "assistant", Content: json.RawMessage("null"), ReasoningContent: a.Reasoning}
+		if a.Text != "" {
+			msg.Content = openai.Text(a.Text)
 		}
 		if a.Command != "" {
-			msg["tool_calls"] = []any{chatToolCall(r)}
+			msg.ToolCalls = []openai.ToolCall{chatToolCall(r)}
 		}
-		return writeJSON(w, http.StatusOK, map[string]any{
-			"id": id, "object": "chat.completion", "created": created, "model": r.model,
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish, "logprobs": nil}},
-			"usage":   chatUsage(a.Usage),
-		})
+		head.Choices, head.Usage = []openai.Choice{{Message: msg, FinishReason: &finish}}, chatUsage(a.Usage)
+		return writeJSON(w, http.StatusOK, head)
 	}
+	head.Object = openai.ObjectChunk
 	s := startSSE(w)
-	chunk := func(delta map[string]any, finish any) {
-		s.event("", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": r.model,
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": nil}}})
+	chunk := func(delta *openai.Message, finish *string) {
+		c := head
+		c.Choices = []openai.Choice{{Delta: delta, FinishReason: finish}}
+		s.event("", openai.Marshal(c))
 	}
-	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+	chunk(&openai.Message{Role: "assistant", Content: openai.Text("")}, nil)
 	if a.Reasoning != "" {
-		chunk(map[string]any{"reasoning_content": a.Reasoning}, nil)
+		chunk(&openai.Message{ReasoningContent: a.Reasoning}, nil)
 	}
 	if a.Text != "" {
-		chunk(map[string]any{"content": a.Text}, nil)
+		chunk(&openai.Message{Content: openai.Text(a.Text)}, nil)
 	}
 	if a.Command != "" {
-		call := chatToolCall(r)
-		fn := call["function"].(map[string]any)
-		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": call["id"], "type": "function",
-			"function": map[string]any{"name": fn["name"], "arguments": ""}}}}, nil)
-		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0,
-			"function": map[string]any{"arguments": fn["arguments"]}}}}, nil)
+		call, zero := chatToolCall(r), 0
+		chunk(&openai.Message{ToolCalls: []openai.ToolCall{{Index: &zero, ID: call.ID, Type: call.Type,
+			Function: openai.FunctionCall{Name: call.Function.Name}}}}, nil)
+		chunk(&openai.Message{ToolCalls: []openai.ToolCall{{Index: &zero, Function: openai.FunctionCall{Arguments: call.Function.Arguments}}}}, nil)
 	}
-	chunk(map[string]any{}, finish)
+	chunk(&openai.Message{}, &finish)
 	if r.usage && !a.Usage.Omitted {
-		s.event("", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": r.model,
-			"choices": []any{}, "usage": chatUsage(a.Usage)})
+		c := head
+		c.Choices, c.Usage = []openai.Choice{}, chatUsage(a.Usage)
+		s.event("", openai.Marshal(c))
 	}
 	s.event("", []byte("[DONE]"))
 	return http.StatusOK
-}
-
-func nullable(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }

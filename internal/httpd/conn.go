@@ -77,10 +77,10 @@ func (l *listener) closeIdle(settle time.Duration) int {
 
 // Connection phases, as the drain sees them.
 const (
-	// phaseNew: accepted, no request yet. The client opened it to send
-	// one, so the drain leaves it to ReadHeaderTimeout rather than close
-	// it under that request.
-	phaseNew int32 = iota
+	// The zero phase: accepted, no request yet. The client opened it to
+	// send one, so the drain leaves it to ReadHeaderTimeout rather than
+	// close it under that request.
+	_ int32 = iota
 	// phaseIdle: a response was written and no byte of a next request has
 	// arrived since.
 	phaseIdle

@@ -1,9 +1,12 @@
 // Package httpd is what bagen-data's HTTP servers (reward serve, grpo
 // serve) share below their routes: serving a listener with the drain that
 // answers every request read before it stops (drain.go), the JSON answer
-// to requests net/http rejects before any handler runs (conn.go), the body
-// limit, and the /healthz and /metrics pages. Each server keeps its own
-// routes, wire format and metrics.
+// to requests net/http rejects before any handler runs (conn.go), the
+// limits every server's Config embeds (limits.go), the body limit, the
+// /healthz and /metrics pages, and around the routes the route table,
+// the method check, the per-route request metrics, the default registry
+// and the access log (route.go). Each server keeps its own routes, wire
+// format, error body and domain metrics.
 package httpd
 
 import (
@@ -33,6 +36,12 @@ var (
 	// ErrDrainTimeout is wrapped by Serve's error when connections were
 	// still busy at the end of Server.DrainTimeout and were closed.
 	ErrDrainTimeout = errors.New("drain timeout")
+	// ErrMethod: the route exists but not for this method (405).
+	ErrMethod = errors.New("method not allowed")
+	// ErrNotFound: no route has this path (404).
+	ErrNotFound = errors.New("not found")
+	// ErrConfig is wrapped by a server's Config validation errors.
+	ErrConfig = errors.New("invalid server config")
 )
 
 // ProtocolError is a request net/http rejected before routing; Code is

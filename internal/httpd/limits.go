@@ -2,21 +2,41 @@ package httpd
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
-// Limits are the request limits and timeouts of a server run by Server:
-// what reward serve and grpo serve both take in their configs. A zero
-// field means its default (MaxBody: the server's own).
+// Limits are the request limits and timeouts of a server run by Server,
+// embedded in each server's Config. A zero field means the default named
+// beside it (WithDefaults); the commands' flags default to the same
+// constants, except --drain-grace (DefaultDrainGrace), since a zero grace
+// means none.
 type Limits struct {
-	MaxBody           int64
-	MaxHeaderBytes    int
+	// MaxBody is the largest request body in bytes; 0 means the server's
+	// own default (its DefaultMaxBody).
+	MaxBody int64
+	// MaxHeaderBytes bounds the request line and header block; 0 means
+	// 64 KiB. net/http reads up to 4 KiB more before answering 431.
+	MaxHeaderBytes int
+	// ReadHeaderTimeout bounds reading request headers; 0 means 10s.
 	ReadHeaderTimeout time.Duration
-	ReadTimeout       time.Duration
-	WriteTimeout      time.Duration
-	IdleTimeout       time.Duration
-	DrainGrace        time.Duration
-	DrainTimeout      time.Duration
+	// ReadTimeout bounds reading a whole request; 0 means 2m.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds handling and writing a response; 0 means 2m.
+	WriteTimeout time.Duration
+	// IdleTimeout bounds an idle keep-alive connection; 0 means 2m.
+	IdleTimeout time.Duration
+	// DrainGrace is how long Serve keeps accepting and serving after its
+	// context is cancelled, with /healthz answering 503 and every
+	// response carrying Connection: close, so that a load balancer sees
+	// the server unready and stops sending before the listener closes.
+	// 0 means none: the listener closes at once (DefaultDrainGrace is the
+	// commands' default).
+	DrainGrace time.Duration
+	// DrainTimeout bounds the whole drain, grace included, from the
+	// context's cancellation to Serve's return; 0 means 25s, under
+	// Kubernetes' default 30s termination grace period.
+	DrainTimeout time.Duration
 }
 
 // Problems lists every bad field by name: a negative size or duration, and
@@ -45,6 +65,15 @@ func (l Limits) Problems() []string {
 		bad = append(bad, fmt.Sprintf("DrainGrace: %v exceeds DrainTimeout %v", l.DrainGrace, timeout))
 	}
 	return bad
+}
+
+// ConfigError is nil when bad is empty, else an error wrapping ErrConfig
+// that lists every bad field.
+func ConfigError(bad []string) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrConfig, strings.Join(bad, "; "))
 }
 
 // WithDefaults returns l with its zero fields set to the defaults, maxBody

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bagen-data/internal/httpd"
 )
 
 // rawConn is one keep-alive HTTP/1.1 connection on which the tests see
@@ -62,7 +64,7 @@ const (
 // the grace the listener is closed.
 func TestDrainReadiness(t *testing.T) {
 	const grace = 500 * time.Millisecond
-	s := start(t, Config{DrainGrace: grace})
+	s := start(t, Config{Limits: httpd.Limits{DrainGrace: grace}})
 	addr := strings.TrimPrefix(s.url, "http://")
 	kept, err := dialRaw(addr)
 	if err != nil {
@@ -138,7 +140,7 @@ func TestDrainReadiness(t *testing.T) {
 // keep-alive connection is closed without holding the drain up.
 func TestDrainTimeout(t *testing.T) {
 	const timeout = 400 * time.Millisecond
-	s := start(t, Config{DrainTimeout: timeout})
+	s := start(t, Config{Limits: httpd.Limits{DrainTimeout: timeout}})
 	addr := strings.TrimPrefix(s.url, "http://")
 	idle, err := dialRaw(addr)
 	if err != nil {

@@ -20,11 +20,11 @@ var (
 	// ErrTooLarge: the body exceeds Config.MaxBody.
 	ErrTooLarge = httpd.ErrTooLarge
 	// ErrMethod: the route exists but not for this method.
-	ErrMethod = errors.New("method not allowed")
+	ErrMethod = httpd.ErrMethod
 	// ErrNotFound: no route has this path.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = httpd.ErrNotFound
 	// ErrConfig is wrapped by Config validation errors.
-	ErrConfig = errors.New("invalid server config")
+	ErrConfig = httpd.ErrConfig
 	// ErrDraining: /healthz while the server drains (503).
 	ErrDraining = httpd.ErrDraining
 	// ErrDrainTimeout is wrapped by Serve's error when connections were

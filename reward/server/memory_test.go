@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"bagen-data/internal/httpd"
 )
 
 // Memory bounds pinned by TestHostileClientsMemory (documented in the
@@ -29,7 +31,7 @@ func TestHostileClientsMemory(t *testing.T) {
 		maxBody  = 16 << 20
 		slowBody = 64 << 10 // bytes each slow-body client sends
 	)
-	s := start(t, Config{MaxBody: maxBody, ReadHeaderTimeout: time.Minute, ReadTimeout: time.Minute})
+	s := start(t, Config{Limits: httpd.Limits{MaxBody: maxBody, ReadHeaderTimeout: time.Minute, ReadTimeout: time.Minute}})
 	addr := strings.TrimPrefix(s.url, "http://")
 	if code, body := post(t, s.url+"/slime", `{"response":"<answer>[140, 160]</answer>","label":"150"}`); code != 200 || body != "1.56" {
 		t.Fatalf("warm-up POST /slime = %d %s", code, body)

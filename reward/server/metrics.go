@@ -2,40 +2,31 @@ package server
 
 import (
 	"math"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"bagen-data/internal/httpd"
 )
 
-// metrics holds the server's Prometheus collectors. Safe for concurrent
-// use.
+// metrics holds the server's Prometheus collectors: httpd's request
+// series and the scoring ones. Safe for concurrent use.
 type metrics struct {
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-	items    *prometheus.CounterVec
-	rewards  *rewardHistogram
+	*httpd.RequestMetrics
+	items   *prometheus.CounterVec
+	rewards *rewardHistogram
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "bagen_reward_requests_total", Help: "HTTP requests by route and status code.",
-		}, []string{"route", "code"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "bagen_reward_request_duration_seconds",
-			Help:    "Time from request start to response written, by route.",
-			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18),
-		}, []string{"route"}),
+		RequestMetrics: httpd.NewRequestMetrics("bagen_reward"),
 		items: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bagen_reward_items_scored_total", Help: "Responses scored, by route.",
 		}, []string{"route"}),
 		rewards: newRewardHistogram(),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency, m.items, m.rewards} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := httpd.Register(reg, append(m.Collectors(), m.items, m.rewards)...); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -44,53 +35,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 // exported from the start and recording a request needs no lookup by
 // name.
 func (m *metrics) bind(rt route) *endpoint {
-	labels := prometheus.Labels{"route": rt.name}
-	return &endpoint{
-		route:    rt,
-		requests: requestCounts{vec: m.requests.MustCurryWith(labels)},
-		latency:  m.latency.With(labels),
-		items:    m.items.With(labels),
-	}
-}
-
-// requestCounts is a route's bagen_reward_requests_total series, by
-// status code. The vector finds a series by hashing its labels; the codes
-// the server sends keep theirs here once looked up, on their first
-// request, so that /metrics lists a code only once it has been sent.
-// Safe for concurrent use.
-type requestCounts struct {
-	vec    *prometheus.CounterVec // curried with the route
-	byCode [len(sentCodes)]atomic.Pointer[prometheus.Counter]
-}
-
-// sentCodes are the status codes the routes answer with.
-var sentCodes = [...]int{200, 400, 404, 405, 413, 500, 503}
-
-// inc counts one request answered with code.
-func (r *requestCounts) inc(code int) {
-	i := codeIndex(code)
-	if i < 0 {
-		r.vec.WithLabelValues(strconv.Itoa(code)).Inc()
-		return
-	}
-	c := r.byCode[i].Load()
-	if c == nil {
-		// Racing first requests look up the same series.
-		c = new(prometheus.Counter)
-		*c = r.vec.WithLabelValues(strconv.Itoa(code))
-		r.byCode[i].Store(c)
-	}
-	(*c).Inc()
-}
-
-// codeIndex returns code's index in sentCodes, or -1.
-func codeIndex(code int) int {
-	for i, c := range sentCodes {
-		if c == code {
-			return i
-		}
-	}
-	return -1
+	return &endpoint{route: rt, RouteMetrics: m.Bind(rt.name), items: m.items.WithLabelValues(rt.name)}
 }
 
 // tally is a request-local reward histogram, merged into the shared one

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"bagen-data/internal/httpd"
 )
 
 // roundTrip writes raw on a fresh connection and returns the response
@@ -36,7 +38,7 @@ func roundTrip(t *testing.T, addr, raw string) string {
 // runs and checks that each gets its status with the JSON envelope, and
 // is counted under route="protocol".
 func TestProtocolErrors(t *testing.T) {
-	s := start(t, Config{MaxHeaderBytes: 4096})
+	s := start(t, Config{Limits: httpd.Limits{MaxHeaderBytes: 4096}})
 	addr := strings.TrimPrefix(s.url, "http://")
 	tests := []struct {
 		name, raw string
@@ -81,7 +83,7 @@ func TestProtocolErrors(t *testing.T) {
 // TestHandlerSeesTheRest pins the malformed requests that net/http lets
 // through to the handler, which answers them itself.
 func TestHandlerSeesTheRest(t *testing.T) {
-	s := start(t, Config{MaxBody: 1024})
+	s := start(t, Config{Limits: httpd.Limits{MaxBody: 1024}})
 	addr := strings.TrimPrefix(s.url, "http://")
 	tests := []struct {
 		name, raw string
@@ -131,7 +133,7 @@ func FuzzRawRequest(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	s := start(f, Config{MaxBody: 1 << 16, MaxHeaderBytes: 1 << 12, ReadHeaderTimeout: time.Second, ReadTimeout: time.Second})
+	s := start(f, Config{Limits: httpd.Limits{MaxBody: 1 << 16, MaxHeaderBytes: 1 << 12, ReadHeaderTimeout: time.Second, ReadTimeout: time.Second}})
 	addr := strings.TrimPrefix(s.url, "http://")
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		c, err := net.Dial("tcp", addr)

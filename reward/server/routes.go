@@ -50,31 +50,19 @@ var routes = []route{
 		use: "Prometheus"},
 }
 
-// Pseudo-routes: requests no route answers are counted under these names.
-var (
-	// otherRoute answers paths no route has with 404.
-	otherRoute = route{name: "other"}
-	// protocolRoute counts requests net/http rejected before routing
-	// (malformed request line or header); see handler.reject.
-	protocolRoute = route{name: "protocol"}
-)
-
 // endpoint is a route with its metrics bound.
 type endpoint struct {
 	route
-	requests requestCounts
-	latency  prometheus.Observer
-	items    prometheus.Counter
+	*httpd.RouteMetrics
+	items prometheus.Counter
 }
 
 // handler routes requests, records metrics and maps errors to statuses.
 // Safe for concurrent use.
 type handler struct {
-	cfg      Config
-	metrics  *metrics
-	byPath   map[string]*endpoint
-	other    *endpoint
-	protocol *endpoint
+	cfg     Config
+	metrics *metrics
+	routes  *httpd.Routes[endpoint]
 	// draining turns /healthz to 503 and adds Connection: close to every
 	// response.
 	draining atomic.Bool
@@ -83,28 +71,23 @@ type handler struct {
 func newHandler(cfg Config, table []route) (*handler, error) {
 	m, err := newMetrics(cfg.Registry)
 	if err != nil {
-		return nil, fmt.Errorf("%w: register metrics: %w", ErrConfig, err)
+		return nil, err
 	}
-	h := &handler{cfg: cfg, metrics: m, byPath: make(map[string]*endpoint, len(table)),
-		other: m.bind(otherRoute), protocol: m.bind(protocolRoute)}
-	names := map[string]bool{otherRoute.name: true, protocolRoute.name: true}
+	h := &handler{cfg: cfg, metrics: m, routes: httpd.NewRoutes(func(name string) *endpoint { return m.bind(route{name: name}) })}
 	for _, rt := range table {
-		if rt.name == "" || names[rt.name] || rt.path == "" || h.byPath[rt.path] != nil || rt.serve == nil {
+		if rt.serve == nil || !h.routes.Add(rt.name, rt.path, m.bind(rt)) {
 			panic(fmt.Sprintf("server: route %q %q: want a unique name and path and a serve function", rt.name, rt.path))
 		}
-		names[rt.name] = true
-		h.byPath[rt.path] = m.bind(rt)
 	}
 	return h, nil
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Paths no route has are answered
+// by the route without a serve function that httpd.Routes gives them,
+// counted as "other".
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	ep := h.byPath[r.URL.Path]
-	if ep == nil {
-		ep = h.other
-	}
+	ep := h.routes.Find(r.URL.Path)
 	st := getState()
 	defer putState(st)
 	n, err := h.serve(ep, w, r, st)
@@ -125,11 +108,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve checks the method, reads the body and calls the route.
 func (h *handler) serve(ep *endpoint, w http.ResponseWriter, r *http.Request, st *state) (int, error) {
-	switch {
-	case ep.serve == nil:
+	if ep.serve == nil {
 		return 0, fmt.Errorf("%w: no route %s; endpoints: %s", ErrNotFound, r.URL.Path, endpoints(r.Host))
-	case r.Method != ep.method && !(ep.method == http.MethodGet && r.Method == http.MethodHead):
-		return 0, fmt.Errorf("%w: %s %s, want %s", ErrMethod, r.Method, r.URL.Path, ep.method)
+	}
+	if err := httpd.CheckMethod(r, ep.method); err != nil {
+		return 0, err
 	}
 	if err := st.readBody(w, r, h.cfg.MaxBody); err != nil {
 		return 0, err
@@ -179,24 +162,18 @@ func (h *handler) write(w http.ResponseWriter, code int, contentType string, bod
 // finish records metrics and the access log for one request.
 func (h *handler) finish(ctx context.Context, ep *endpoint, method, path, remote string, code, items int, start time.Time) {
 	took := time.Since(start)
-	ep.requests.inc(code)
-	ep.latency.Observe(took.Seconds())
+	ep.Observe(code, took)
 	if items > 0 {
 		ep.items.Add(float64(items))
 	}
-	if h.cfg.Log != nil {
-		h.cfg.Log.LogAttrs(ctx, slog.LevelInfo, "request",
-			slog.String("method", method), slog.String("path", path),
-			slog.Int("status", code), slog.Int("items", items),
-			slog.Duration("duration", took), slog.String("remote", remote))
-	}
+	httpd.LogRequest(ctx, h.cfg.Log, method, path, remote, code, took, slog.Int("items", items))
 }
 
 // reject answers a request net/http rejected before routing (see
 // httpd.Server.Reject): counted under the protocol pseudo-route, in the
 // JSON envelope.
 func (h *handler) reject(e *httpd.ProtocolError, remote string) []byte {
-	h.finish(context.Background(), h.protocol, "", "", remote, e.Code, 0, time.Now())
+	h.finish(context.Background(), h.routes.Protocol, "", "", remote, e.Code, 0, time.Now())
 	return appendError(nil, e)
 }
 

@@ -17,8 +17,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -31,30 +29,9 @@ import (
 type Config struct {
 	// Rule weights the reward; the zero Rule means reward.Train.
 	Rule reward.Rule
-	// MaxBody is the largest request body in bytes; 0 means 64 MiB.
-	MaxBody int64
-	// MaxHeaderBytes bounds the request line and header block; 0 means
-	// 64 KiB. net/http reads up to 4 KiB more before answering 431.
-	MaxHeaderBytes int
-	// ReadHeaderTimeout bounds reading request headers; 0 means 10s.
-	ReadHeaderTimeout time.Duration
-	// ReadTimeout bounds reading a whole request; 0 means 2m.
-	ReadTimeout time.Duration
-	// WriteTimeout bounds handling and writing a response; 0 means 2m.
-	WriteTimeout time.Duration
-	// IdleTimeout bounds an idle keep-alive connection; 0 means 2m.
-	IdleTimeout time.Duration
-	// DrainGrace is how long Serve keeps accepting and serving after its
-	// context is cancelled, with /healthz answering 503 and every
-	// response carrying Connection: close, so that a load balancer sees
-	// the server unready and stops sending before the listener closes.
-	// 0 means none: the listener closes at once (DefaultDrainGrace is the
-	// command's default).
-	DrainGrace time.Duration
-	// DrainTimeout bounds the whole drain, grace included, from the
-	// context's cancellation to Serve's return; 0 means 25s, under
-	// Kubernetes' default 30s termination grace period.
-	DrainTimeout time.Duration
+	// Limits bounds requests and the drain; each zero field means the
+	// default httpd.Limits names, and MaxBody's is DefaultMaxBody.
+	httpd.Limits
 	// Log receives one access-log record per request; nil logs nothing.
 	Log *slog.Logger
 	// Registry receives the metrics and is served on /metrics; nil means
@@ -62,31 +39,9 @@ type Config struct {
 	Registry *prometheus.Registry
 }
 
-// Defaults for zero Config fields, and the command's drain grace.
-const (
-	DefaultMaxBody           = 64 << 20
-	DefaultMaxHeaderBytes    = httpd.DefaultMaxHeaderBytes
-	DefaultReadHeaderTimeout = httpd.DefaultReadHeaderTimeout
-	DefaultTimeout           = httpd.DefaultTimeout
-	DefaultDrainTimeout      = httpd.DefaultDrainTimeout
-	// DefaultDrainGrace is `reward serve`'s --drain-grace: long enough for
-	// a load balancer polling /healthz every second or two to notice.
-	DefaultDrainGrace = httpd.DefaultDrainGrace
-)
-
-// limits returns c's request limits and timeouts.
-func (c Config) limits() httpd.Limits {
-	return httpd.Limits{MaxBody: c.MaxBody, MaxHeaderBytes: c.MaxHeaderBytes,
-		ReadHeaderTimeout: c.ReadHeaderTimeout, ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout,
-		IdleTimeout: c.IdleTimeout, DrainGrace: c.DrainGrace, DrainTimeout: c.DrainTimeout}
-}
-
-// setLimits sets c's request limits and timeouts to l's.
-func (c *Config) setLimits(l httpd.Limits) {
-	c.MaxBody, c.MaxHeaderBytes = l.MaxBody, l.MaxHeaderBytes
-	c.ReadHeaderTimeout, c.ReadTimeout, c.WriteTimeout, c.IdleTimeout = l.ReadHeaderTimeout, l.ReadTimeout, l.WriteTimeout, l.IdleTimeout
-	c.DrainGrace, c.DrainTimeout = l.DrainGrace, l.DrainTimeout
-}
+// DefaultMaxBody is Config.MaxBody's default and `reward serve`'s
+// --max-body: room for a large batch.
+const DefaultMaxBody = 64 << 20
 
 // Validate reports every bad field of c, as New and Serve would.
 func (c Config) Validate() error {
@@ -96,20 +51,19 @@ func (c Config) Validate() error {
 
 // withDefaults validates c, reporting every bad field, and fills zeros.
 func (c Config) withDefaults() (Config, error) {
-	bad := c.limits().Problems()
+	bad := c.Limits.Problems()
 	if c.Rule.Possible < 0 || c.Rule.Impossible < 0 {
 		bad = append(bad, fmt.Sprintf("Rule: weights %v and %v must be non-negative", c.Rule.Possible, c.Rule.Impossible))
 	}
-	if len(bad) > 0 {
-		return c, fmt.Errorf("%w: %s", ErrConfig, strings.Join(bad, "; "))
+	if err := httpd.ConfigError(bad); err != nil {
+		return c, err
 	}
 	if c.Rule == (reward.Rule{}) {
 		c.Rule = reward.Train
 	}
-	c.setLimits(c.limits().WithDefaults(DefaultMaxBody))
+	c.Limits = c.Limits.WithDefaults(DefaultMaxBody)
 	if c.Registry == nil {
-		c.Registry = prometheus.NewRegistry()
-		c.Registry.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		c.Registry = httpd.NewRegistry()
 	}
 	return c, nil
 }
@@ -139,17 +93,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	hs := &httpd.Server{
-		Handler:           h,
-		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		ReadTimeout:       cfg.ReadTimeout,
-		WriteTimeout:      cfg.WriteTimeout,
-		IdleTimeout:       cfg.IdleTimeout,
-		MaxHeaderBytes:    cfg.MaxHeaderBytes,
-		DrainGrace:        cfg.DrainGrace,
-		DrainTimeout:      cfg.DrainTimeout,
-		Draining:          &h.draining,
-		Reject:            h.reject,
-	}
+	hs := cfg.Limits.Server(h)
+	hs.Draining, hs.Reject = &h.draining, h.reject
 	return hs.Serve(ctx, ln)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"bagen-data/internal/httpd"
 	"bagen-data/reward"
 )
 
@@ -221,7 +222,7 @@ func wantEndpoints(host string) string {
 // an {"error": …} naming the field and index, and that the server keeps
 // serving afterwards.
 func TestBadRequests(t *testing.T) {
-	s := start(t, Config{MaxBody: 1024})
+	s := start(t, Config{Limits: httpd.Limits{MaxBody: 1024}})
 	tests := []struct {
 		name, method, path, body string
 		code                     int
@@ -367,7 +368,7 @@ func TestAccessLog(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	_, err := New(Config{MaxBody: -1, ReadTimeout: -time.Second, Rule: reward.Rule{Possible: -1}})
+	_, err := New(Config{Limits: httpd.Limits{MaxBody: -1, ReadTimeout: -time.Second}, Rule: reward.Rule{Possible: -1}})
 	want := "invalid server config: MaxBody: -1 is negative; ReadTimeout: -1s is negative; Rule: weights -1 and 0 must be non-negative"
 	if err == nil || err.Error() != want || !errors.Is(err, ErrConfig) {
 		t.Fatalf("New(bad config) error = %v, want %q", err, want)
@@ -384,7 +385,7 @@ func TestConfig(t *testing.T) {
 // TestSlowClient checks ReadHeaderTimeout: a client that connects and
 // sends half a request line is disconnected.
 func TestSlowClient(t *testing.T) {
-	s := start(t, Config{ReadHeaderTimeout: 200 * time.Millisecond})
+	s := start(t, Config{Limits: httpd.Limits{ReadHeaderTimeout: 200 * time.Millisecond}})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -410,7 +411,7 @@ func TestSlowClient(t *testing.T) {
 // closed is reset — counted and logged, as HTTP/1.1 over TCP gives the
 // server no way to refuse it gracefully (the README says so).
 func TestGracefulShutdown(t *testing.T) {
-	s := start(t, Config{DrainGrace: 200 * time.Millisecond})
+	s := start(t, Config{Limits: httpd.Limits{DrainGrace: 200 * time.Millisecond}})
 	const clients = 16
 	small := `{"items":[{"response":"<answer>[140, 160]</answer>","remaining_tokens":150,"is_possible":true}]}`
 	var ok, refused, resetNew atomic.Int64

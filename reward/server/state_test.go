@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"bagen-data/internal/httpd"
 )
 
 func TestResponse(t *testing.T) {
@@ -76,7 +78,7 @@ func FuzzHandler(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	h, err := New(Config{MaxBody: 1 << 16})
+	h, err := New(Config{Limits: httpd.Limits{MaxBody: 1 << 16}})
 	if err != nil {
 		f.Fatal(err)
 	}

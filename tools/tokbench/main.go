@@ -265,7 +265,7 @@ func corpus(size int) (docs []string, parts []part, err error) {
 	}
 	mark("licenses")
 	goal := size * 5 / 6
-	root := filepath.Join(runtime.GOROOT(), "src")
+	root := filepath.Join(goRoot(), "src")
 	stop := errors.New("enough")
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || n >= goal {
@@ -344,4 +344,14 @@ func writeJSONL(path string, docs []string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// goRoot is the Go installation's root as `go env GOROOT` reports it, or
+// "" without a go command.
+func goRoot() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
