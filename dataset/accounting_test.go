@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // withUsage writes n rollouts that record their API usage: trajectory i
@@ -72,7 +73,7 @@ func TestBuildAccounting(t *testing.T) {
 			cfg := testConfig()
 			cfg.Accounting = kind
 			out := filepath.Join(dir, kind.String())
-			m, err := Build(context.Background(), []probes.Source{src}, out, cfg)
+			m, err := Build(context.Background(), []rollout.Source{src}, out, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +130,7 @@ func TestReplayAccountingForeignReader(t *testing.T) {
 	cfg := testConfig()
 	cfg.Accounting = probes.AccountingReplay
 	out := filepath.Join(dir, "out")
-	if _, err := Build(context.Background(), []probes.Source{src}, out, cfg); err != nil {
+	if _, err := Build(context.Background(), []rollout.Source{src}, out, cfg); err != nil {
 		t.Fatal(err)
 	}
 	foreign := readForeign(t, filepath.Join(out, SFTFile), filepath.Join(out, RLFile), filepath.Join(out, EvalFile))

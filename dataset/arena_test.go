@@ -1,13 +1,12 @@
 package dataset
 
 import (
+	"bagen-data/rollout"
 	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"bagen-data/probes"
 )
 
 // Rows are rendered from spill records read into arena blocks that are
@@ -19,7 +18,7 @@ func TestBuildRowsKeepTheirTextsAcrossReusedArenas(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workers = 2
 	out := filepath.Join(dir, "out")
-	m, err := Build(context.Background(), []probes.Source{src}, out, cfg)
+	m, err := Build(context.Background(), []rollout.Source{src}, out, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // fields counts whitespace-separated words, the tokenizer
@@ -142,8 +143,8 @@ func buildBagenV1(t *testing.T, width string, think bool) string {
 		Balance: Balance{Oversample: 2, Ratio: 1}, Counter: fields{}, Version: "test",
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	src := probes.FileSource("testdata/bagen-v1/rollouts.jsonl")
-	if _, err := Build(context.Background(), []probes.Source{src}, out, cfg); err != nil {
+	src := rollout.FileSource("testdata/bagen-v1/rollouts.jsonl")
+	if _, err := Build(context.Background(), []rollout.Source{src}, out, cfg); err != nil {
 		t.Fatal(err)
 	}
 	return out

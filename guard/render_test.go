@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // TestLiveProbeIsReplayProbe: the probe the guard asks after turn k is the
@@ -42,7 +43,7 @@ func TestLiveProbeIsReplayProbe(t *testing.T) {
 		history = agentNext(t, history, got)
 	}
 	// The third estimate may still be running; the first two are in.
-	srcs, err := probes.Expand([]string{dir})
+	srcs, err := rollout.Expand([]string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package probes
 
 import (
 	"bagen-data/reward"
+	"bagen-data/rollout"
 	"fmt"
 	"strconv"
 	"strings"
@@ -130,12 +131,12 @@ func consumptionText(l Ledger, k int) string {
 // RenderWarehouse builds a Warehouse probe's prompt: the estimator's system
 // prompt, the first w.After logged turns (user messages without their
 // reward annotation) and the estimation prompt.
-func RenderWarehouse(traj Trajectory, a Accounting, l Ledger, w WarehouseProbe) []Chat {
+func RenderWarehouse(traj rollout.Trajectory, a Accounting, l Ledger, w WarehouseProbe) []Chat {
 	msgs := make([]Chat, 0, 2+2*w.After)
 	msgs = append(msgs, Chat{Role: "system", Content: WarehouseEstimatorSystem})
 	for _, pair := range a.Pairs[:w.After] {
 		msgs = append(msgs,
-			Chat{Role: "user", Content: StripReward(traj.Messages[pair[0]].Content)},
+			Chat{Role: "user", Content: rollout.StripReward(traj.Messages[pair[0]].Content)},
 			Chat{Role: "assistant", Content: traj.Messages[pair[1]].Content})
 	}
 	return append(msgs, Chat{Role: "user", Content: WarehouseText(l, w)})

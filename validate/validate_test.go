@@ -17,6 +17,7 @@ import (
 	"bagen-data/fixtures"
 	"bagen-data/probes"
 	"bagen-data/reward"
+	"bagen-data/rollout"
 	"bagen-data/tokenizer"
 )
 
@@ -690,9 +691,9 @@ func TestEmbeddedFixturesPass(t *testing.T) {
 	if err != nil {
 		t.Skipf("no Qwen tokenizer (%v): run `make tokenizer`", err)
 	}
-	srcs := make([]probes.Source, len(names))
+	srcs := make([]rollout.Source, len(names))
 	for i, n := range names {
-		srcs[i] = probes.FSSource(fixtures.Rollouts, n)
+		srcs[i] = rollout.FSSource(fixtures.Rollouts, n)
 	}
 	task, _ := probes.LookupTask("sokoban")
 	width, _ := probes.ParseWidth("pct30")
