@@ -195,7 +195,7 @@ func replayAnswer(key string, last bool) string {
 }
 
 // promptKey is a rendered probe as a lookup key.
-func promptKey(msgs []dataset.Message) string {
+func promptKey(msgs []rollout.Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		b.WriteString(m.Role + "\x00" + m.Content + "\x00")
@@ -231,7 +231,7 @@ func startReplayEstimator(t *testing.T, answers map[string]string, c probes.Coun
 			return
 		}
 		var req struct {
-			Messages []dataset.Message `json:"messages"`
+			Messages []rollout.Message `json:"messages"`
 		}
 		json.NewDecoder(r.Body).Decode(&req)
 		key := promptKey(req.Messages)
@@ -411,9 +411,9 @@ func offlinePlan(t *testing.T, in, tok string, rows []dataset.RLRow) (map[string
 			o.spent[k] = r.SeenTotal(k)
 		}
 		chat := task.Render(r.Traj, r.Acc, probes.Probe{After: o.turns}, replayBudget, true)
-		last := make([]dataset.Message, len(chat))
+		last := make([]rollout.Message, len(chat))
 		for i, c := range chat {
-			last[i] = dataset.Message{Role: c.Role, Content: c.Content}
+			last[i] = rollout.Message{Role: c.Role, Content: c.Content}
 		}
 		key := promptKey(last)
 		answers[key] = replayAnswer(key, true)

@@ -162,17 +162,17 @@ func TestReplayAccountingForeignReader(t *testing.T) {
 // legacySFTRow is an SFT row as build wrote it before the accounting
 // column.
 type legacySFTRow struct {
-	Messages      []Message    `parquet:"messages,list"`
-	PerTurnTokens []TurnTokens `parquet:"per_turn_tokens,list"`
-	CustomID      string       `parquet:"custom_id"`
-	Budget        int64        `parquet:"budget"`
+	Messages      []rollout.Message `parquet:"messages,list"`
+	PerTurnTokens []TurnTokens      `parquet:"per_turn_tokens,list"`
+	CustomID      string            `parquet:"custom_id"`
+	Budget        int64             `parquet:"budget"`
 }
 
 // TestReadWithoutAccounting: a file written before the column reads, its
 // accounting unknown; validate's schema check sees the column as optional.
 func TestReadWithoutAccounting(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.parquet")
-	rows := []legacySFTRow{{Messages: []Message{{Role: "user", Content: "u"}}, CustomID: "a_probe_after_turn_0", Budget: 10}}
+	rows := []legacySFTRow{{Messages: []rollout.Message{{Role: "user", Content: "u"}}, CustomID: "a_probe_after_turn_0", Budget: 10}}
 	if err := parquet.WriteFile(path, rows); err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestBuildRowsKeepTheirTextsAcrossReusedArenas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check := func(file, id string, msgs []Message) {
+	check := func(file, id string, msgs []rollout.Message) {
 		t.Helper()
 		var room int
 		if _, err := fmt.Sscanf(id, "b%06d", &room); err != nil {

@@ -33,9 +33,9 @@ type reference struct {
 }
 
 type refRL struct {
-	DataSource  string      `json:"data_source"`
-	Prompt      []Message   `json:"prompt"`
-	RewardModel RewardModel `json:"reward_model"`
+	DataSource  string            `json:"data_source"`
+	Prompt      []rollout.Message `json:"prompt"`
+	RewardModel RewardModel       `json:"reward_model"`
 	ExtraInfo   struct {
 		CustomID        string       `json:"custom_id"`
 		RemainingTokens int64        `json:"remaining_tokens"`
@@ -45,8 +45,8 @@ type refRL struct {
 }
 
 type refSFT struct {
-	Messages      []Message    `json:"messages"`
-	PerTurnTokens []TurnTokens `json:"per_turn_tokens"`
+	Messages      []rollout.Message `json:"messages"`
+	PerTurnTokens []TurnTokens      `json:"per_turn_tokens"`
 }
 
 func loadReference(t *testing.T) reference {

@@ -84,7 +84,7 @@ func TestBuildRealShapedLogs(t *testing.T) {
 	}
 }
 
-func contents(msgs []Message) []string {
+func contents(msgs []rollout.Message) []string {
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
 		out[i] = m.Content

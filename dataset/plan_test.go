@@ -164,7 +164,7 @@ func (words) Count(s string) int { return len(s) }
 
 func TestWriteFileRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "x.parquet")
-	rows := []RLRow{{DataSource: "d", Prompt: []Message{{Role: "user", Content: "q"}}, ExtraInfo: ExtraInfo{CustomID: "a_probe_after_turn_1", RemainingTokens: 12}}}
+	rows := []RLRow{{DataSource: "d", Prompt: []rollout.Message{{Role: "user", Content: "q"}}, ExtraInfo: ExtraInfo{CustomID: "a_probe_after_turn_1", RemainingTokens: 12}}}
 	if err := WriteFile(context.Background(), path, rows); err != nil {
 		t.Fatal(err)
 	}

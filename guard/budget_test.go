@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/baseline"
-	"bagen-data/dataset"
 	"bagen-data/eval/prediction"
 	"bagen-data/rollout"
 )
@@ -224,7 +223,7 @@ func TestBudgetUSD(t *testing.T) {
 // note; dollars are priced at the model's input price before any call
 // and at the session's dollars per token after.
 func TestForecast(t *testing.T) {
-	prompts := make(chan []dataset.Message, 16)
+	prompts := make(chan []rollout.Message, 16)
 	est, _ := estimatorServer(t, func(int) string { return "<answer>[300, 900]</answer>" })
 	var log upstreamLog
 	dir := t.TempDir()
@@ -413,10 +412,10 @@ func TestLoopGate(t *testing.T) {
 // recordPrompts passes each prompt to seen.
 type recordPrompts struct {
 	Estimator
-	seen chan<- []dataset.Message
+	seen chan<- []rollout.Message
 }
 
-func (r recordPrompts) Estimate(ctx context.Context, id string, prompt []dataset.Message) (prediction.Prediction, error) {
+func (r recordPrompts) Estimate(ctx context.Context, id string, prompt []rollout.Message) (prediction.Prediction, error) {
 	select {
 	case r.seen <- prompt:
 	default:

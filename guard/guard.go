@@ -38,7 +38,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/semaphore"
 
-	"bagen-data/dataset"
 	"bagen-data/probes"
 	"bagen-data/rollout"
 )
@@ -585,7 +584,7 @@ type turnResult struct {
 	spent  int64
 	usd    float64
 	events []any
-	prompt []dataset.Message
+	prompt []rollout.Message
 	done   chan struct{}
 }
 

@@ -21,10 +21,10 @@ import (
 // ledger: same system prompt, history, usage text and question.
 func TestLiveProbeIsReplayProbe(t *testing.T) {
 	var mu sync.Mutex
-	var asked [][]probes.Chat
+	var asked [][]rollout.Message
 	est := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
-			Messages []probes.Chat `json:"messages"`
+			Messages []rollout.Message `json:"messages"`
 		}
 		json.NewDecoder(r.Body).Decode(&body)
 		mu.Lock()

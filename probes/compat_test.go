@@ -38,7 +38,7 @@ func TestBenchBagenV1MatchesReference(t *testing.T) {
 				In  int64 `json:"input_tokens"`
 				Out int64 `json:"output_tokens"`
 			}
-			Messages []Chat
+			Messages []rollout.Message
 		} `json:"samples"`
 	}
 	readJSON(t, "testdata/bagen-v1/bench.json", &ref)

@@ -17,11 +17,19 @@ import (
 // Unrecorded marks a token count that the log does not carry.
 const Unrecorded = -1
 
-// Message is one logged chat message.
+// Message is one chat message: of a logged trajectory, a rendered probe
+// prompt, a dataset row (its parquet and JSON columns role and content),
+// a chat request, or a request the guard relays (normalized from its wire
+// format; role tool for tool results, tool calls rendered into Content by
+// RenderToolCall).
+//
+// Tokens is the count a log records for the message; it belongs to the
+// trajectory, not to the message's wire forms, so neither parquet nor JSON
+// carries it (the canonical JSONL writes it through MarshalCanonical).
 type Message struct {
-	Role    string // system, user or assistant
-	Content string
-	Tokens  int64 // recorded count (canonical logs), or Unrecorded
+	Role    string `parquet:"role" json:"role"` // system, user, assistant (or tool, in the guard)
+	Content string `parquet:"content" json:"content"`
+	Tokens  int64  `parquet:"-" json:"-"` // recorded count (canonical logs), or Unrecorded; 0 outside trajectories
 }
 
 // APITokens is the usage an API reported for one turn (one LLM call).

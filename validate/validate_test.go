@@ -74,7 +74,7 @@ func later(r dataset.RLRow) bool      { return r.ExtraInfo.ProbeAfterTurn >= 1 }
 // dataset often is.
 type rlNoRewardModel struct {
 	DataSource string            `parquet:"data_source"`
-	Prompt     []dataset.Message `parquet:"prompt,list"`
+	Prompt     []rollout.Message `parquet:"prompt,list"`
 	Ability    string            `parquet:"ability"`
 	ExtraInfo  dataset.ExtraInfo `parquet:"extra_info"`
 	Label      string            `parquet:"label"`
@@ -83,7 +83,7 @@ type rlNoRewardModel struct {
 // rlNoPrompt names the chat "messages" instead of "prompt".
 type rlNoPrompt struct {
 	DataSource  string              `parquet:"data_source"`
-	Messages    []dataset.Message   `parquet:"messages,list"`
+	Messages    []rollout.Message   `parquet:"messages,list"`
 	Ability     string              `parquet:"ability"`
 	RewardModel dataset.RewardModel `parquet:"reward_model"`
 	ExtraInfo   dataset.ExtraInfo   `parquet:"extra_info"`
@@ -127,7 +127,7 @@ type rlPyarrow struct {
 	} `parquet:"reward_model,optional" json:"reward_model"`
 	ExtraInfo  *dataset.ExtraInfo `parquet:"extra_info,optional" json:"extra_info"`
 	Ability    *string            `parquet:"ability,optional" json:"ability"`
-	Prompt     []dataset.Message  `parquet:"prompt,list,optional" json:"prompt"`
+	Prompt     []rollout.Message  `parquet:"prompt,list,optional" json:"prompt"`
 	DataSource *string            `parquet:"data_source,optional" json:"data_source"`
 }
 
@@ -593,7 +593,7 @@ func onlyWarnings(r *Report) bool {
 func longPrompts(t *testing.T, limit int) int {
 	dir := buildDataset(t, nil)
 	n := 0
-	count := func(msgs []dataset.Message) {
+	count := func(msgs []rollout.Message) {
 		total := 3
 		for _, m := range msgs {
 			total += len(strings.Fields(m.Content)) + 5

@@ -1,6 +1,7 @@
 package prediction
 
 import (
+	"bagen-data/rollout"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"bagen-data/dataset"
 )
 
 // OpenAI answers probes through an OpenAI-compatible Chat Completions
@@ -97,7 +96,7 @@ func (o *OpenAI) client() *http.Client {
 
 // Body returns the JSON request body for messages: model, messages,
 // temperature, max_tokens, seed and then Extra's keys.
-func (o *OpenAI) Body(messages []dataset.Message) ([]byte, error) {
+func (o *OpenAI) Body(messages []rollout.Message) ([]byte, error) {
 	type msg struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`
