@@ -345,15 +345,15 @@ func TestLoopOf(t *testing.T) {
 			}
 			// Its last turn (the call and its result) made twice more.
 			last := lastTurn(req.Items)
-			items := append(append(append([]rollout.GuardItem{}, req.Items...), last...), last...)
+			items := append(append(append([]rollout.Message{}, req.Items...), last...), last...)
 			calls, results, detail, _ := loopOf(items)
 			if calls != 3 || results != 3 || detail != "made the same tool call" {
 				t.Errorf("repeated: %d calls, %d results (%s), want 3, 3", calls, results, detail)
 			}
 			// A different call between breaks the run of calls, not of
 			// results.
-			other := []rollout.GuardItem{{Role: "assistant", Text: rollout.RenderToolCall("ls", json.RawMessage(`{}`))}, last[len(last)-1]}
-			items = append(append(append([]rollout.GuardItem{}, req.Items...), other...), last...)
+			other := []rollout.Message{{Role: "assistant", Content: rollout.RenderToolCall("ls", json.RawMessage(`{}`))}, last[len(last)-1]}
+			items = append(append(append([]rollout.Message{}, req.Items...), other...), last...)
 			if calls, results, _, _ := loopOf(items); calls != 1 || results != 3 {
 				t.Errorf("interrupted: %d calls, %d results, want 1, 3", calls, results)
 			}
@@ -362,7 +362,7 @@ func TestLoopOf(t *testing.T) {
 }
 
 // lastTurn is the items from the request's last assistant message on.
-func lastTurn(items []rollout.GuardItem) []rollout.GuardItem {
+func lastTurn(items []rollout.Message) []rollout.Message {
 	i := len(items) - 1
 	for items[i].Role != "assistant" {
 		i--

@@ -62,7 +62,7 @@ func forecastText(f *rollout.GuardForecast) string {
 // user message with the estimation prompt, as `probes` renders a probe
 // after turn 0. ok is false when the request already has turns (a
 // session the guard joins midway).
-func startPrompt(task probes.Task, items []rollout.GuardItem, budget int64) ([]rollout.Message, bool) {
+func startPrompt(task probes.Task, items []rollout.Message, budget int64) ([]rollout.Message, bool) {
 	system, turns, tail := rollout.SplitGuardHistory(items)
 	if len(turns) > 0 {
 		return nil, false
@@ -79,7 +79,7 @@ func startPrompt(task probes.Task, items []rollout.GuardItem, budget int64) ([]r
 // startForecast asks for s's forecast before its first turn, when the
 // estimator can answer one (Config.ForecastStart); it runs beside the
 // session's first call and never holds it.
-func (g *Guard) startForecast(s *Session, items []rollout.GuardItem) {
+func (g *Guard) startForecast(s *Session, items []rollout.Message) {
 	if !g.cfg.ForecastStart || g.est == nil || g.budget <= 0 {
 		return
 	}

@@ -499,7 +499,7 @@ func TestAnswerStreams(t *testing.T) {
 				t.Errorf("relayed %q, want %q", relayed, body)
 			}
 			got := st.Reply()
-			want := []rollout.GuardItem{{Role: "assistant", Text: "stop now"}}
+			want := []rollout.Message{{Role: "assistant", Content: "stop now"}}
 			if diff := cmp.Diff(want, got.Items); diff != "" || !got.Complete {
 				t.Errorf("reply complete=%v (-want +got):\n%s", got.Complete, diff)
 			}

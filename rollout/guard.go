@@ -22,12 +22,53 @@ func init() { GuardLedger.decode = decodeGuardLedger }
 // GuardVersion is the ledger format version in each session event.
 const GuardVersion = 1
 
-// GuardItem is one message of an agent's request or of a reply, as the
-// guard normalizes every wire format: its role (system, user, assistant
-// or tool) and its text, tool calls rendered as RenderToolCall does.
-type GuardItem struct {
-	Role string `json:"role"`
-	Text string `json:"text"`
+// GuardItems are the messages of an agent's request or of a reply, as
+// the guard normalizes every wire format (see Message), on one side of a
+// ledger call event. They differ from Message only in the ledger's JSON:
+// each is {"role":…,"text":…}, the spelling version 1 of the ledger was
+// written in, which the recorded sessions keep.
+type GuardItems []Message
+
+// guardItem is a Message as the ledger spells it.
+type guardItem struct {
+	Role    string `json:"role"`
+	Content string `json:"text"`
+	Tokens  int64  `json:"-"`
+}
+
+// MarshalJSON writes the items in the ledger's spelling.
+func (g GuardItems) MarshalJSON() ([]byte, error) {
+	if g == nil {
+		return []byte("null"), nil
+	}
+	items := make([]guardItem, len(g))
+	for i, m := range g {
+		items[i] = guardItem(m)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the enclosing encoder escapes, or not
+	if err := enc.Encode(items); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// UnmarshalJSON reads items in the ledger's spelling.
+func (g *GuardItems) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		*g = nil
+		return nil
+	}
+	var items []guardItem
+	if err := json.Unmarshal(data, &items); err != nil {
+		return err
+	}
+	*g = make(GuardItems, len(items))
+	for i, it := range items {
+		(*g)[i] = Message(it)
+	}
+	return nil
 }
 
 // GuardUsage is the usage an upstream reported for one call, with the
@@ -89,8 +130,8 @@ type GuardCall struct {
 	System string `json:"system,omitempty"`
 	// Input is what the request added after the history's last assistant
 	// message (the whole request on the first turn); Output the reply.
-	Input  []GuardItem `json:"input"`
-	Output []GuardItem `json:"output"`
+	Input  GuardItems `json:"input"`
+	Output GuardItems `json:"output"`
 	// Usage is nil when the upstream reported none.
 	Usage *GuardUsage `json:"usage"`
 	// Complete is false for a stream cut before its end: its counts are
@@ -209,8 +250,8 @@ type GuardRun struct {
 // GuardTurn is one turn of a guarded session: what the agent sent since
 // its previous call, the reply, and the upstream's usage.
 type GuardTurn struct {
-	Input  []GuardItem
-	Output []GuardItem
+	Input  []Message
+	Output []Message
 	Usage  *GuardUsage
 }
 
@@ -218,13 +259,13 @@ type GuardTurn struct {
 // messages: the leading system messages (joined), one turn per run of
 // consecutive assistant messages (what one call answered) with the
 // messages before it, and the messages after the last one (tail).
-func SplitGuardHistory(items []GuardItem) (system string, turns []GuardTurn, tail []GuardItem) {
+func SplitGuardHistory(items []Message) (system string, turns []GuardTurn, tail []Message) {
 	i := 0
 	var sys []string
 	for ; i < len(items) && items[i].Role == "system"; i++ {
-		sys = append(sys, items[i].Text)
+		sys = append(sys, items[i].Content)
 	}
-	var seen []GuardItem
+	var seen []Message
 	for ; i < len(items); i++ {
 		if items[i].Role != "assistant" {
 			seen = append(seen, items[i])
@@ -234,7 +275,7 @@ func SplitGuardHistory(items []GuardItem) (system string, turns []GuardTurn, tai
 			turns[n-1].Output = append(turns[n-1].Output, items[i])
 			continue
 		}
-		turns = append(turns, GuardTurn{Input: seen, Output: []GuardItem{items[i]}})
+		turns = append(turns, GuardTurn{Input: seen, Output: []Message{items[i]}})
 		seen = nil
 	}
 	return strings.Join(sys, "\n\n"), turns, seen
@@ -242,11 +283,11 @@ func SplitGuardHistory(items []GuardItem) (system string, turns []GuardTurn, tai
 
 // JoinGuardItems is the text of one side of a turn: the items' texts
 // joined by a blank line.
-func JoinGuardItems(items []GuardItem) string {
+func JoinGuardItems(items []Message) string {
 	parts := make([]string, 0, len(items))
 	for _, it := range items {
-		if it.Text != "" {
-			parts = append(parts, it.Text)
+		if it.Content != "" {
+			parts = append(parts, it.Content)
 		}
 	}
 	return strings.Join(parts, "\n\n")

@@ -1,0 +1,97 @@
+package rollout
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// ledgerItem is a ledger message as version 1 of the ledger declared it,
+// a struct of its own; GuardItems must write and read the same bytes.
+type ledgerItem struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+type ledgerSides struct {
+	Input  []ledgerItem `json:"input"`
+	Output []ledgerItem `json:"output"`
+}
+
+type itemSides struct {
+	Input  GuardItems `json:"input"`
+	Output GuardItems `json:"output"`
+}
+
+func TestGuardItemsKeepTheLedgerSpelling(t *testing.T) {
+	texts := []string{"", "plain", "a <b> & c", "line\nbreak \"quoted\" \\", "日本語 \u2028 \x7f", "<tool_call>\n{\"name\": \"x\"}\n</tool_call>"}
+	var old ledgerSides
+	var items itemSides
+	for i, s := range texts {
+		role := []string{"system", "user", "assistant", "tool"}[i%4]
+		old.Input = append(old.Input, ledgerItem{Role: role, Text: s})
+		items.Input = append(items.Input, Message{Role: role, Content: s, Tokens: int64(i)})
+	}
+	old.Output, items.Output = []ledgerItem{}, GuardItems{}
+	for _, escape := range []bool{true, false} {
+		enc := func(v any) []byte {
+			var buf bytes.Buffer
+			e := json.NewEncoder(&buf)
+			e.SetEscapeHTML(escape)
+			if err := e.Encode(v); err != nil {
+				t.Fatal(err)
+			}
+			return buf.Bytes()
+		}
+		if got, want := enc(items), enc(old); !bytes.Equal(got, want) {
+			t.Errorf("escape %v: got %s, want %s", escape, got, want)
+		}
+	}
+	if got, want := must(json.Marshal(itemSides{})), must(json.Marshal(ledgerSides{})); !bytes.Equal(got, want) {
+		t.Errorf("nil sides: got %s, want %s", got, want)
+	}
+	var back itemSides
+	if err := json.Unmarshal(must(json.Marshal(old)), &back); err != nil {
+		t.Fatal(err)
+	}
+	for i := range items.Input {
+		items.Input[i].Tokens = 0 // the ledger does not carry counts
+	}
+	if diff := cmp.Diff(items, back); diff != "" {
+		t.Errorf("read back (-want +got):\n%s", diff)
+	}
+}
+
+func TestGuardItemsErrorsNameTheField(t *testing.T) {
+	tests := []struct{ name, data, field, want string }{
+		{"not an array", `{"input":"x"}`, "input", "want an array, got JSON string"},
+		{"role not a string", `{"input":[{"role":1,"text":"a"}]}`, "input.role", "want a string, got JSON number"},
+		{"text not a string", `{"output":[{"role":"user","text":[]}]}`, "output.text", "want a string, got JSON array"},
+	}
+	for _, tt := range tests {
+		var old ledgerSides
+		oldErr := json.Unmarshal([]byte(tt.data), &old)
+		var got itemSides
+		err := json.Unmarshal([]byte(tt.data), &got)
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) {
+			t.Fatalf("%s: got %v, want a type error", tt.name, err)
+		}
+		if te.Field != tt.field || JSONCause(err).Error() != tt.want {
+			t.Errorf("%s: got field %q, %v; want %q, %s", tt.name, te.Field, JSONCause(err), tt.field, tt.want)
+		}
+		if JSONCause(err).Error() != JSONCause(oldErr).Error() || err2field(err) != err2field(oldErr) {
+			t.Errorf("%s: got %s: %v, the old items gave %s: %v", tt.name, err2field(err), JSONCause(err), err2field(oldErr), JSONCause(oldErr))
+		}
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
