@@ -10,10 +10,55 @@ import (
 	"bagen-data/internal/atomicfile"
 )
 
+// CanonicalMessages are the messages of a canonical JSONL line. They
+// differ from Message only in their JSON: a message's recorded count is
+// its "tokens" field, left out when Unrecorded.
+type CanonicalMessages []Message
+
+// canonMessage is a Message as the canonical JSONL spells it.
 type canonMessage struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
 	Tokens  *int64 `json:"tokens,omitempty"`
+}
+
+// MarshalJSON writes the messages in the canonical spelling.
+func (c CanonicalMessages) MarshalJSON() ([]byte, error) {
+	if c == nil {
+		return []byte("null"), nil
+	}
+	msgs := make([]canonMessage, len(c))
+	for i, m := range c {
+		msgs[i] = canonMessage{Role: m.Role, Content: m.Content, Tokens: recorded(m.Tokens)}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the enclosing encoder escapes, or not
+	if err := enc.Encode(msgs); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// UnmarshalJSON reads messages in the canonical spelling; a message
+// without tokens is Unrecorded.
+func (c *CanonicalMessages) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		*c = nil
+		return nil
+	}
+	var msgs []canonMessage
+	if err := json.Unmarshal(data, &msgs); err != nil {
+		return err
+	}
+	*c = make(CanonicalMessages, len(msgs))
+	for i, m := range msgs {
+		(*c)[i] = Message{Role: m.Role, Content: m.Content, Tokens: Unrecorded}
+		if m.Tokens != nil {
+			(*c)[i].Tokens = *m.Tokens
+		}
+	}
+	return nil
 }
 
 type canonAPI struct {
@@ -33,12 +78,12 @@ type canonMetadata struct {
 }
 
 type canonRollout struct {
-	CustomID  string         `json:"custom_id"`
-	Budget    int64          `json:"budget,omitempty"`
-	Messages  []canonMessage `json:"messages"`
-	API       []canonAPI     `json:"per_turn_api_tokens,omitempty"`
-	APIInputs string         `json:"api_inputs,omitempty"`
-	Metadata  canonMetadata  `json:"metadata"`
+	CustomID  string            `json:"custom_id"`
+	Budget    int64             `json:"budget,omitempty"`
+	Messages  CanonicalMessages `json:"messages"`
+	API       []canonAPI        `json:"per_turn_api_tokens,omitempty"`
+	APIInputs string            `json:"api_inputs,omitempty"`
+	Metadata  canonMetadata     `json:"metadata"`
 }
 
 func recorded(n int64) *int64 {
@@ -52,13 +97,13 @@ func recorded(n int64) *int64 {
 // newline): what Decode reads back as the same Trajectory, apart from its
 // position and Replaced.
 func MarshalCanonical(t Trajectory) ([]byte, error) {
-	c := canonRollout{CustomID: t.ID, Budget: t.Budget, Messages: make([]canonMessage, len(t.Messages)),
+	c := canonRollout{CustomID: t.ID, Budget: t.Budget, Messages: CanonicalMessages(t.Messages),
 		Metadata: canonMetadata{Success: t.Success, OutcomeSource: t.Outcome, InstanceID: t.Instance, Task: t.Task, Guard: t.Guard}}
+	if c.Messages == nil {
+		c.Messages = CanonicalMessages{} // [], not null
+	}
 	if c.Metadata.OutcomeSource == "" {
 		c.Metadata.OutcomeSource = OutcomeNone
-	}
-	for i, m := range t.Messages {
-		c.Messages[i] = canonMessage{Role: m.Role, Content: m.Content, Tokens: recorded(m.Tokens)}
 	}
 	if hasUsage(t.API) {
 		for _, a := range t.API {

@@ -95,3 +95,45 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// canonItem is a canonical JSONL message as the canonical writer and the
+// fixtures declared it before CanonicalMessages.
+type canonItem struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	Tokens  *int64 `json:"tokens,omitempty"`
+}
+
+func TestCanonicalMessagesKeepTheCanonicalSpelling(t *testing.T) {
+	msgs := CanonicalMessages{
+		{Role: "system", Content: "a <b> & c", Tokens: 5},
+		{Role: "user", Content: "no count \u2028", Tokens: Unrecorded},
+		{Role: "assistant", Content: "", Tokens: 0},
+	}
+	old := []canonItem{{"system", "a <b> & c", Tokens(5)}, {"user", "no count \u2028", nil}, {"assistant", "", Tokens(0)}}
+	for _, escape := range []bool{true, false} {
+		enc := func(v any) []byte {
+			var buf bytes.Buffer
+			e := json.NewEncoder(&buf)
+			e.SetEscapeHTML(escape)
+			if err := e.Encode(v); err != nil {
+				t.Fatal(err)
+			}
+			return buf.Bytes()
+		}
+		if got, want := enc(msgs), enc(old); !bytes.Equal(got, want) {
+			t.Errorf("escape %v: got %s, want %s", escape, got, want)
+		}
+	}
+	var back CanonicalMessages
+	if err := json.Unmarshal(must(json.Marshal(old)), &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(msgs, back); diff != "" {
+		t.Errorf("read back (-want +got):\n%s", diff)
+	}
+	line, err := MarshalCanonical(Trajectory{ID: "empty"})
+	if err != nil || !bytes.Contains(line, []byte(`"messages":[]`)) {
+		t.Errorf("no messages: got %s, %v; want \"messages\":[]", line, err)
+	}
+}
