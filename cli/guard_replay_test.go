@@ -611,7 +611,7 @@ func checkReplayRun(t *testing.T, r replayRun, o *offlineRun, l *replayLedger, r
 		fail("request %d refused (0: none), want %d (offline: stop after turn %d of %d)", refused+1, o.stop+b2i(o.stop > 0), o.stop, o.turns)
 	}
 	var got *int
-	if g := l.traj.Guard; g != nil {
+	if g := l.traj.Extra.Guard; g != nil {
 		got = g.StoppedAfterTurn
 	}
 	if (got == nil) != (o.stop == 0) || got != nil && *got != o.stop {
@@ -628,7 +628,7 @@ func checkReplayRun(t *testing.T, r replayRun, o *offlineRun, l *replayLedger, r
 		fail("ledger usage (-recorded +ledger):\n%s", diff)
 	}
 	var ests []string
-	for _, e := range l.traj.Guard.Estimates {
+	for _, e := range l.traj.Extra.Guard.Estimates {
 		ests = append(ests, fmt.Sprintf("%d %s", e.AfterTurn, e.Response))
 	}
 	var wantEsts []string

@@ -214,7 +214,7 @@ func (c Compat) CutOverLimit(rs []Replay, budgets []int64, o ReplayOptions) ([]R
 	}
 	outR, outB := make([]Replay, 0, len(rs)), make([]int64, 0, len(budgets))
 	for i, r := range rs {
-		if r.Traj.Dialogue == nil {
+		if r.Traj.Extra.Dialogue == nil {
 			outR, outB = append(outR, r), append(outB, budgets[i])
 			continue
 		}

@@ -28,10 +28,10 @@ import (
 // the budget is known (Compat.CutOverLimit). Other trajectories are
 // returned as they are.
 func bagenV1Dialogue(t rollout.Trajectory, limit int64) rollout.Trajectory {
-	if t.Dialogue == nil {
+	if t.Extra.Dialogue == nil {
 		return t
 	}
-	turns := slices.Clone(t.Dialogue)
+	turns := slices.Clone(t.Extra.Dialogue)
 	slices.SortStableFunc(turns, func(a, b rollout.DialogueTurn) int { return cmp.Compare(a.TurnIdx, b.TurnIdx) })
 	v := t
 	v.Messages, v.API = nil, nil

@@ -429,7 +429,7 @@ func decodeGuardLedger(rec Record) (Trajectory, error) {
 	t.Pos = rec.Pos
 	t.Budget = head.Budget
 	run.Policy, run.Budget = head.Policy, head.Budget
-	t.Guard = run
+	t.Extra.Guard = run
 	if t.ID == "" {
 		t.ID = BaseID(filepath.Base(rec.Pos.File))
 	}

@@ -40,7 +40,7 @@ func decodeSWEAgent(rec Record) (Trajectory, error) {
 		return Trajectory{Pos: rec.Pos}, rec.Errorf(err2field(err), "%w", JSONCause(err))
 	}
 	id := BaseID(rec.Pos.File)
-	b := turnBuilder{t: Trajectory{ID: id, Instance: id, Pos: rec.Pos}}
+	b := turnBuilder{t: Trajectory{ID: id, Extra: Extra{Instance: id}, Pos: rec.Pos}}
 	if len(w.Trajectory) == 0 {
 		return b.t, rec.Errorf("trajectory", "missing or empty")
 	}

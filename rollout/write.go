@@ -98,7 +98,7 @@ func recorded(n int64) *int64 {
 // position and Replaced.
 func MarshalCanonical(t Trajectory) ([]byte, error) {
 	c := canonRollout{CustomID: t.ID, Budget: t.Budget, Messages: CanonicalMessages(t.Messages),
-		Metadata: canonMetadata{Success: t.Success, OutcomeSource: t.Outcome, InstanceID: t.Instance, Task: t.Task, Guard: t.Guard}}
+		Metadata: canonMetadata{Success: t.Success, OutcomeSource: t.Outcome, InstanceID: t.Extra.Instance, Task: t.Task, Guard: t.Extra.Guard}}
 	if c.Messages == nil {
 		c.Messages = CanonicalMessages{} // [], not null
 	}
