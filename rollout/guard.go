@@ -39,37 +39,12 @@ type guardItem struct {
 
 // MarshalJSON writes the items in the ledger's spelling.
 func (g GuardItems) MarshalJSON() ([]byte, error) {
-	if g == nil {
-		return []byte("null"), nil
-	}
-	items := make([]guardItem, len(g))
-	for i, m := range g {
-		items[i] = guardItem(m)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // the enclosing encoder escapes, or not
-	if err := enc.Encode(items); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return marshalAs(g, func(m Message) guardItem { return guardItem(m) })
 }
 
 // UnmarshalJSON reads items in the ledger's spelling.
 func (g *GuardItems) UnmarshalJSON(data []byte) error {
-	if string(data) == "null" {
-		*g = nil
-		return nil
-	}
-	var items []guardItem
-	if err := json.Unmarshal(data, &items); err != nil {
-		return err
-	}
-	*g = make(GuardItems, len(items))
-	for i, it := range items {
-		(*g)[i] = Message(it)
-	}
-	return nil
+	return unmarshalAs((*[]Message)(g), data, func(w guardItem) Message { return Message(w) })
 }
 
 // GuardUsage is the usage an upstream reported for one call, with the

@@ -36,20 +36,7 @@ func TestGuardItemsKeepTheLedgerSpelling(t *testing.T) {
 		items.Input = append(items.Input, Message{Role: role, Content: s, Tokens: int64(i)})
 	}
 	old.Output, items.Output = []ledgerItem{}, GuardItems{}
-	for _, escape := range []bool{true, false} {
-		enc := func(v any) []byte {
-			var buf bytes.Buffer
-			e := json.NewEncoder(&buf)
-			e.SetEscapeHTML(escape)
-			if err := e.Encode(v); err != nil {
-				t.Fatal(err)
-			}
-			return buf.Bytes()
-		}
-		if got, want := enc(items), enc(old); !bytes.Equal(got, want) {
-			t.Errorf("escape %v: got %s, want %s", escape, got, want)
-		}
-	}
+	sameJSON(t, items, old)
 	if got, want := must(json.Marshal(itemSides{})), must(json.Marshal(ledgerSides{})); !bytes.Equal(got, want) {
 		t.Errorf("nil sides: got %s, want %s", got, want)
 	}
@@ -89,6 +76,26 @@ func TestGuardItemsErrorsNameTheField(t *testing.T) {
 	}
 }
 
+// sameJSON checks that got and want encode to the same bytes, with and
+// without HTML escaping.
+func sameJSON(t *testing.T, got, want any) {
+	t.Helper()
+	for _, escape := range []bool{true, false} {
+		enc := func(v any) []byte {
+			var buf bytes.Buffer
+			e := json.NewEncoder(&buf)
+			e.SetEscapeHTML(escape)
+			if err := e.Encode(v); err != nil {
+				t.Fatal(err)
+			}
+			return buf.Bytes()
+		}
+		if g, w := enc(got), enc(want); !bytes.Equal(g, w) {
+			t.Errorf("escape %v: got %s, want %s", escape, g, w)
+		}
+	}
+}
+
 func must(b []byte, err error) []byte {
 	if err != nil {
 		panic(err)
@@ -111,20 +118,7 @@ func TestCanonicalMessagesKeepTheCanonicalSpelling(t *testing.T) {
 		{Role: "assistant", Content: "", Tokens: 0},
 	}
 	old := []canonItem{{"system", "a <b> & c", Tokens(5)}, {"user", "no count \u2028", nil}, {"assistant", "", Tokens(0)}}
-	for _, escape := range []bool{true, false} {
-		enc := func(v any) []byte {
-			var buf bytes.Buffer
-			e := json.NewEncoder(&buf)
-			e.SetEscapeHTML(escape)
-			if err := e.Encode(v); err != nil {
-				t.Fatal(err)
-			}
-			return buf.Bytes()
-		}
-		if got, want := enc(msgs), enc(old); !bytes.Equal(got, want) {
-			t.Errorf("escape %v: got %s, want %s", escape, got, want)
-		}
-	}
+	sameJSON(t, msgs, old)
 	var back CanonicalMessages
 	if err := json.Unmarshal(must(json.Marshal(old)), &back); err != nil {
 		t.Fatal(err)

@@ -24,39 +24,50 @@ type canonMessage struct {
 
 // MarshalJSON writes the messages in the canonical spelling.
 func (c CanonicalMessages) MarshalJSON() ([]byte, error) {
-	if c == nil {
-		return []byte("null"), nil
-	}
-	msgs := make([]canonMessage, len(c))
-	for i, m := range c {
-		msgs[i] = canonMessage{Role: m.Role, Content: m.Content, Tokens: recorded(m.Tokens)}
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // the enclosing encoder escapes, or not
-	if err := enc.Encode(msgs); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return marshalAs(c, func(m Message) canonMessage {
+		return canonMessage{Role: m.Role, Content: m.Content, Tokens: recorded(m.Tokens)}
+	})
 }
 
 // UnmarshalJSON reads messages in the canonical spelling; a message
 // without tokens is Unrecorded.
 func (c *CanonicalMessages) UnmarshalJSON(data []byte) error {
+	return unmarshalAs((*[]Message)(c), data, func(w canonMessage) Message {
+		m := Message{Role: w.Role, Content: w.Content, Tokens: Unrecorded}
+		if w.Tokens != nil {
+			m.Tokens = *w.Tokens
+		}
+		return m
+	})
+}
+
+// marshalAs writes msgs as a JSON array of their wire spelling W, null
+// when nil.
+func marshalAs[W any](msgs []Message, spell func(Message) W) ([]byte, error) {
+	if msgs == nil {
+		return []byte("null"), nil
+	}
+	wire := make([]W, len(msgs))
+	for i, m := range msgs {
+		wire[i] = spell(m)
+	}
+	return marshalRaw(wire)
+}
+
+// unmarshalAs reads a JSON array of messages spelled W into *msgs; null
+// leaves it nil.
+func unmarshalAs[W any](msgs *[]Message, data []byte, read func(W) Message) error {
 	if string(data) == "null" {
-		*c = nil
+		*msgs = nil
 		return nil
 	}
-	var msgs []canonMessage
-	if err := json.Unmarshal(data, &msgs); err != nil {
+	var wire []W
+	if err := json.Unmarshal(data, &wire); err != nil {
 		return err
 	}
-	*c = make(CanonicalMessages, len(msgs))
-	for i, m := range msgs {
-		(*c)[i] = Message{Role: m.Role, Content: m.Content, Tokens: Unrecorded}
-		if m.Tokens != nil {
-			(*c)[i].Tokens = *m.Tokens
-		}
+	*msgs = make([]Message, len(wire))
+	for i, w := range wire {
+		(*msgs)[i] = read(w)
 	}
 	return nil
 }
@@ -120,10 +131,17 @@ func MarshalCanonical(t Trajectory) ([]byte, error) {
 	case InputsTurn:
 		c.APIInputs = "turn"
 	}
+	return marshalRaw(c)
+}
+
+// marshalRaw is json.Marshal without HTML escaping: the canonical JSONL
+// keeps <, > and & as they are, and an enclosing encoder escapes them
+// if it is asked to.
+func marshalRaw(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(c); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
