@@ -25,7 +25,7 @@ const Unrecorded = -1
 //
 // Tokens is the count a log records for the message; it belongs to the
 // trajectory, not to the message's wire forms, so neither parquet nor JSON
-// carries it (the canonical JSONL writes it through MarshalCanonical).
+// carries it (the canonical JSONL spells it in CanonicalMessages).
 type Message struct {
 	Role    string `parquet:"role" json:"role"` // system, user, assistant (or tool, in the guard)
 	Content string `parquet:"content" json:"content"`
