@@ -131,3 +131,27 @@ func TestCanonicalMessagesKeepTheCanonicalSpelling(t *testing.T) {
 		t.Errorf("no messages: got %s, %v; want \"messages\":[]", line, err)
 	}
 }
+
+// FuzzMessageSpellings reads arbitrary JSON as both spellings: what one
+// reads, it writes back and reads again as the same messages.
+func FuzzMessageSpellings(f *testing.F) {
+	f.Add([]byte(`[{"role":"user","text":"a <b>"},{"role":"tool","text":""}]`))
+	f.Add([]byte(`[{"role":"user","content":"u","tokens":3},{"role":"assistant","content":"a"}]`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var g GuardItems
+		if json.Unmarshal(data, &g) == nil {
+			var back GuardItems
+			if err := json.Unmarshal(must(json.Marshal(g)), &back); err != nil || !cmp.Equal(g, back) {
+				t.Fatalf("ledger items %v: read back %v, %v", g, back, err)
+			}
+		}
+		var c CanonicalMessages
+		if json.Unmarshal(data, &c) == nil {
+			var back CanonicalMessages
+			if err := json.Unmarshal(must(json.Marshal(c)), &back); err != nil || !cmp.Equal(c, back) {
+				t.Fatalf("canonical messages %v: read back %v, %v", c, back, err)
+			}
+		}
+	})
+}
