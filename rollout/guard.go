@@ -30,7 +30,8 @@ const GuardVersion = 1
 // written in, which the recorded sessions keep.
 type GuardItems []Message
 
-// guardItem is a Message as the ledger spells it.
+// guardItem is a Message as the ledger spells it; its fields match
+// Message's, so each converts to the other.
 type guardItem struct {
 	Role    string `json:"role"`
 	Content string `json:"text"`
@@ -257,8 +258,8 @@ func SplitGuardHistory(items []Message) (system string, turns []GuardTurn, tail 
 	return strings.Join(sys, "\n\n"), turns, seen
 }
 
-// JoinGuardItems is the text of one side of a turn: the items' texts
-// joined by a blank line.
+// JoinGuardItems is the text of one side of a turn: the messages'
+// non-empty contents joined by a blank line.
 func JoinGuardItems(items []Message) string {
 	parts := make([]string, 0, len(items))
 	for _, it := range items {
