@@ -97,11 +97,16 @@ func (o *OpenAI) client() *http.Client {
 // Body returns the JSON request body for messages: model, messages,
 // temperature, max_tokens, seed and then Extra's keys.
 func (o *OpenAI) Body(messages []rollout.Message) ([]byte, error) {
-	if messages == nil {
-		messages = []rollout.Message{} // [], not null
+	type msg struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	msgs := make([]msg, len(messages))
+	for i, m := range messages {
+		msgs[i] = msg{m.Role, m.Content}
 	}
 	body := map[string]any{
-		"model": o.Model, "messages": messages, "stream": false,
+		"model": o.Model, "messages": msgs, "stream": false,
 		"temperature": o.Temperature, "max_tokens": positive(o.MaxTokens, 512),
 	}
 	if o.Seed != nil {

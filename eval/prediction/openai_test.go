@@ -318,21 +318,3 @@ func TestAskStopsWhenServerDown(t *testing.T) {
 		t.Errorf("got %v after %d saved, %+v; want %q after 4", err, saved, st, want)
 	}
 }
-
-func TestBodyMessagesAreRoleAndContent(t *testing.T) {
-	tests := []struct {
-		name string
-		msgs []rollout.Message
-		want string
-	}{
-		{"counts are not sent", []rollout.Message{{Role: "system", Content: "s", Tokens: 7}, {Role: "user", Content: "a<b", Tokens: rollout.Unrecorded}},
-			`"messages":[{"role":"system","content":"s"},{"role":"user","content":"a\u003cb"}]`},
-		{"none", nil, `"messages":[]`},
-	}
-	for _, tt := range tests {
-		b, err := (&OpenAI{Model: "m"}).Body(tt.msgs)
-		if err != nil || !strings.Contains(string(b), tt.want) {
-			t.Errorf("%s: got %s, %v; want it to hold %s", tt.name, b, err, tt.want)
-		}
-	}
-}
