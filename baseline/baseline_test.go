@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"bagen-data/dataset"
 	"bagen-data/fixtures/sokoban"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 func TestCalibrateGate(t *testing.T) {
@@ -187,7 +187,7 @@ func TestRoomPlay(t *testing.T) {
 
 // probeChat renders a Sokoban probe after the given answers (each
 // followed by the same observation but the last).
-func probeChat(t *testing.T, answers []string) []dataset.Message {
+func probeChat(t *testing.T, answers []string) []rollout.Message {
 	t.Helper()
 	task, err := probes.LookupTask("sokoban")
 	if err != nil {
@@ -199,18 +199,18 @@ func probeChat(t *testing.T, answers []string) []dataset.Message {
 	}
 	prompt := task.ProbeText(turns, len(turns), 2500, false)
 	first := "You are solving the Sokoban puzzle. You have 10 turns and may take at most 3 actions per turn.\n" + sokobanObs
-	msgs := []dataset.Message{{Role: "system", Content: task.System}}
+	msgs := []rollout.Message{{Role: "system", Content: task.System}}
 	if len(answers) == 0 {
-		return append(msgs, dataset.Message{Role: "user", Content: first + "\n\n" + prompt})
+		return append(msgs, rollout.Message{Role: "user", Content: first + "\n\n" + prompt})
 	}
-	msgs = append(msgs, dataset.Message{Role: "user", Content: first})
+	msgs = append(msgs, rollout.Message{Role: "user", Content: first})
 	for i, a := range answers {
-		msgs = append(msgs, dataset.Message{Role: "assistant", Content: a})
+		msgs = append(msgs, rollout.Message{Role: "assistant", Content: a})
 		if i < len(answers)-1 {
-			msgs = append(msgs, dataset.Message{Role: "user", Content: sokobanObs})
+			msgs = append(msgs, rollout.Message{Role: "user", Content: sokobanObs})
 		}
 	}
-	return append(msgs, dataset.Message{Role: "user", Content: prompt})
+	return append(msgs, rollout.Message{Role: "user", Content: prompt})
 }
 
 func TestNewView(t *testing.T) {
@@ -230,7 +230,7 @@ func TestNewView(t *testing.T) {
 			t.Errorf("%d answers: used %d, want %d", n, v.Used(), want)
 		}
 	}
-	_, err := NewView([]dataset.Message{{Role: "user", Content: "hello"}})
+	_, err := NewView([]rollout.Message{{Role: "user", Content: "hello"}})
 	if !errors.Is(err, probes.ErrNotProbe) {
 		t.Errorf("a chat that is no probe: %v, want ErrNotProbe", err)
 	}

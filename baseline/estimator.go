@@ -9,6 +9,7 @@ import (
 	"bagen-data/dataset"
 	"bagen-data/eval/prediction"
 	"bagen-data/reward"
+	"bagen-data/rollout"
 )
 
 // Estimator answers rendered budget probes with a model. Safe for
@@ -54,7 +55,7 @@ type Answer struct {
 // Answer answers a rendered probe. A chat that is not a budget probe is a
 // *probes.PromptError; a probe of another task than the model's is ErrTask
 // unless OtherTasks.
-func (e *Estimator) Answer(msgs []dataset.Message) (Answer, error) {
+func (e *Estimator) Answer(msgs []rollout.Message) (Answer, error) {
 	v, err := NewView(msgs)
 	if err != nil {
 		return Answer{}, err
@@ -104,7 +105,7 @@ func (e *Estimator) warn(key, msg string) {
 
 // Estimate answers a probe as a guard asks it: in-process, with 0 tokens
 // of usage.
-func (e *Estimator) Estimate(ctx context.Context, id string, prompt []dataset.Message) (prediction.Prediction, error) {
+func (e *Estimator) Estimate(ctx context.Context, id string, prompt []rollout.Message) (prediction.Prediction, error) {
 	if err := ctx.Err(); err != nil {
 		return prediction.Prediction{}, err
 	}

@@ -3,8 +3,8 @@ package baseline
 import (
 	"strings"
 
-	"bagen-data/dataset"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // View is a rendered budget probe as the features read it: what the
@@ -28,12 +28,8 @@ const promptStart = "Based on the provided"
 
 // NewView reads a rendered probe. A chat that is not a budget probe of a
 // known task is a *probes.PromptError wrapping probes.ErrNotProbe.
-func NewView(msgs []dataset.Message) (*View, error) {
-	chat := make([]probes.Chat, len(msgs))
-	for i, m := range msgs {
-		chat[i] = probes.Chat{Role: m.Role, Content: m.Content}
-	}
-	st, err := probes.ParseProbe(chat)
+func NewView(msgs []rollout.Message) (*View, error) {
+	st, err := probes.ParseProbe(msgs)
 	if err != nil {
 		return nil, err
 	}

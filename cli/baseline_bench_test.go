@@ -12,12 +12,13 @@ import (
 	"bagen-data/baseline"
 	"bagen-data/dataset"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // sessionPrompts renders the probes after turns 1 … n of a Sokoban
 // session as the guard does (the task's estimation prompt with <think>),
 // the session cycling through the turns of a logged run.
-func sessionPrompts(b testing.TB, run dataset.RLRow, n int, budget int64) [][]dataset.Message {
+func sessionPrompts(b testing.TB, run dataset.RLRow, n int, budget int64) [][]rollout.Message {
 	b.Helper()
 	task, err := probes.LookupTask("sokoban")
 	if err != nil {
@@ -28,7 +29,7 @@ func sessionPrompts(b testing.TB, run dataset.RLRow, n int, budget int64) [][]da
 	if len(pairs) < 2 {
 		b.Fatal("the run has fewer than two turns")
 	}
-	var out [][]dataset.Message
+	var out [][]rollout.Message
 	var turns []probes.TurnTokens
 	history := slices.Clone(head)
 	for k := 1; k <= n; k++ {
@@ -36,7 +37,7 @@ func sessionPrompts(b testing.TB, run dataset.RLRow, n int, budget int64) [][]da
 		turns = append(turns, probes.TurnTokens{In: t.InputTokens, Out: t.OutputTokens})
 		a := pairs[(2*(k-1))%(len(pairs)-len(pairs)%2)]
 		history = append(history, a)
-		prompt := append(slices.Clone(history), dataset.Message{Role: "user", Content: task.ProbeText(turns, k, budget, true)})
+		prompt := append(slices.Clone(history), rollout.Message{Role: "user", Content: task.ProbeText(turns, k, budget, true)})
 		out = append(out, prompt)
 		history = append(history, pairs[(2*(k-1)+1)%(len(pairs)-len(pairs)%2)])
 	}

@@ -204,7 +204,7 @@ func TestGuardBaselineEstimator(t *testing.T) {
 // which the guard stopped it (0: never).
 func guardRun(t *testing.T, run dataset.RLRow, model, policy, ledger string) int {
 	t.Helper()
-	var history []dataset.Message
+	var history []rollout.Message
 	up := &sokobanUpstream{turns: run.ExtraInfo.PerTurnTokens}
 	for _, msg := range run.Prompt[:len(run.Prompt)-1] {
 		if msg.Role == "assistant" {
@@ -226,7 +226,7 @@ func guardRun(t *testing.T, run dataset.RLRow, model, policy, ledger string) int
 
 // observationsOf returns the user messages after the first of a probe's
 // dialogue (the estimation prompt excluded).
-func observationsOf(prompt []dataset.Message) []string {
+func observationsOf(prompt []rollout.Message) []string {
 	var out []string
 	seenFirst := false
 	for _, m := range prompt[:len(prompt)-1] {
@@ -244,7 +244,7 @@ func observationsOf(prompt []dataset.Message) []string {
 // playRun sends the run's turns to the guard, each request the history
 // with the previous answer and the observation after it, and returns the
 // turn after which the guard answered with its stop (0: never).
-func playRun(t *testing.T, url string, history []dataset.Message, answers, observations []string) int {
+func playRun(t *testing.T, url string, history []rollout.Message, answers, observations []string) int {
 	t.Helper()
 	for k := range answers {
 		body, _ := json.Marshal(map[string]any{"model": "agent", "messages": history})
@@ -262,7 +262,7 @@ func playRun(t *testing.T, url string, history []dataset.Message, answers, obser
 		if k >= len(observations) {
 			break
 		}
-		history = append(history, dataset.Message{Role: "assistant", Content: answers[k]}, dataset.Message{Role: "user", Content: observations[k]})
+		history = append(history, rollout.Message{Role: "assistant", Content: answers[k]}, rollout.Message{Role: "user", Content: observations[k]})
 	}
 	return 0
 }
@@ -314,9 +314,9 @@ func checkStartForecast(t *testing.T, ledger string, est *baseline.Estimator) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var msgs []dataset.Message
+	var msgs []rollout.Message
 	for _, c := range task.Render(r.Traj, r.Acc, probes.Probe{After: 0}, 2500, true) {
-		msgs = append(msgs, dataset.Message{Role: c.Role, Content: c.Content})
+		msgs = append(msgs, rollout.Message{Role: c.Role, Content: c.Content})
 	}
 	a, err := est.Answer(msgs)
 	if err != nil || a.Impossible || start.Spent != 0 || start.Low != a.Low || start.High != a.High {

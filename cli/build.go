@@ -279,7 +279,7 @@ func openCounter(c *ucli.Context) (*tokenizer.Tokenizer, string, error) {
 // (metadata.task), unless --task is given, which overrides them with a
 // warning where they disagree. Inputs naming two tasks are an error; inputs
 // naming none, and the embedded fixtures, take --task.
-func recordsTask(c *ucli.Context, srcs []probes.Source) (string, error) {
+func recordsTask(c *ucli.Context, srcs []rollout.Source) (string, error) {
 	flag := c.String("task")
 	if len(c.StringSlice("input")) == 0 {
 		return flag, nil
@@ -305,7 +305,7 @@ func recordsTask(c *ucli.Context, srcs []probes.Source) (string, error) {
 
 // buildSources are the --input files read with the read flags, else the
 // embedded fixtures of task.
-func buildSources(c *ucli.Context, task string) ([]probes.Source, error) {
+func buildSources(c *ucli.Context, task string) ([]rollout.Source, error) {
 	o, err := readOptions(c)
 	if err != nil {
 		return nil, err
@@ -320,9 +320,9 @@ func buildSources(c *ucli.Context, task string) ([]probes.Source, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("no embedded fixtures for task %s: pass --input", task)
 	}
-	srcs := make([]probes.Source, len(names))
+	srcs := make([]rollout.Source, len(names))
 	for i, n := range names {
-		srcs[i] = probes.FSSource(fixtures.Rollouts, n)
+		srcs[i] = rollout.FSSource(fixtures.Rollouts, n)
 		srcs[i].Options = o
 	}
 	return srcs, nil

@@ -12,6 +12,7 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/eval"
+	"bagen-data/rollout"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -159,7 +160,7 @@ func TestScoringRejectsWrongFiles(t *testing.T) {
 	}
 	type mistyped struct {
 		DataSource  string              `parquet:"data_source"`
-		Prompt      []dataset.Message   `parquet:"prompt,list"`
+		Prompt      []rollout.Message   `parquet:"prompt,list"`
 		Ability     string              `parquet:"ability"`
 		RewardModel dataset.RewardModel `parquet:"reward_model"`
 		ExtraInfo   dataset.ExtraInfo   `parquet:"extra_info"`

@@ -20,6 +20,7 @@ import (
 	"bagen-data/dataset"
 	"bagen-data/eval/prediction"
 	"bagen-data/internal/ollamatest"
+	"bagen-data/rollout"
 )
 
 // endpointProbes writes n probes with short distinct prompts.
@@ -29,7 +30,7 @@ func endpointProbes(t *testing.T, n int) string {
 	for i := range n {
 		id := fmt.Sprintf("t%02d_probe_after_turn_0", i)
 		rows = append(rows, dataset.RLRow{
-			Prompt: []dataset.Message{{Role: "system", Content: "Estimate the remaining tokens."},
+			Prompt: []rollout.Message{{Role: "system", Content: "Estimate the remaining tokens."},
 				{Role: "user", Content: fmt.Sprintf("Probe %d: how many tokens remain?", i)}},
 			ExtraInfo: dataset.ExtraInfo{CustomID: id, TrajectoryID: id[:3], Split: dataset.SplitEval,
 				TotalTurns: 4, RemainingTokens: int64(100 + i), IsPossible: i%2 == 0, Budget: 1000},

@@ -16,6 +16,7 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/eval"
+	"bagen-data/rollout"
 )
 
 // evalTable is the hand-computed table of the eval package's tests as
@@ -48,7 +49,7 @@ func evalTable(t *testing.T) (data, preds string) {
 	for _, p := range probes {
 		id := fmt.Sprintf("%s_probe_after_turn_%d", p.id[:1], p.p)
 		rows = append(rows, dataset.RLRow{
-			Prompt: []dataset.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "estimate " + id}},
+			Prompt: []rollout.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "estimate " + id}},
 			ExtraInfo: dataset.ExtraInfo{CustomID: id, TrajectoryID: p.id[:1], Split: dataset.SplitEval, ProbeAfterTurn: p.p,
 				TotalTurns: p.T, TokensUsed: p.used, RemainingTokens: p.r, IsPossible: p.possible, Budget: 5000},
 		})

@@ -23,6 +23,7 @@ import (
 	"bagen-data/eval"
 	"bagen-data/grpo"
 	"bagen-data/internal/ollamatest"
+	"bagen-data/rollout"
 )
 
 // lockedBuffer is a bytes.Buffer safe for a server's goroutine to write
@@ -402,7 +403,7 @@ func checkStreamAndSampling(t *testing.T, base, file string) {
 	}
 
 	// Error answers of the real server.
-	cut := append([]dataset.Message(nil), rows[0].Prompt...)
+	cut := append([]rollout.Message(nil), rows[0].Prompt...)
 	last := &cut[len(cut)-1]
 	last.Content = strings.Replace(last.Content, "You have completed", "You completed", 1)
 	cutMsgs, _ := json.Marshal(cut)

@@ -198,7 +198,7 @@ func replayAnswer(key string, last bool) string {
 }
 
 // promptKey is a rendered probe as a lookup key.
-func promptKey(msgs []dataset.Message) string {
+func promptKey(msgs []rollout.Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		b.WriteString(m.Role + "\x00" + m.Content + "\x00")
@@ -234,7 +234,7 @@ func startReplayEstimator(t *testing.T, answers map[string]string, c probes.Coun
 			return
 		}
 		var req struct {
-			Messages []dataset.Message `json:"messages"`
+			Messages []rollout.Message `json:"messages"`
 		}
 		json.NewDecoder(r.Body).Decode(&req)
 		key := promptKey(req.Messages)
@@ -414,9 +414,9 @@ func offlinePlan(t *testing.T, in, tok string, rows []dataset.RLRow) (map[string
 			o.spent[k] = r.SeenTotal(k)
 		}
 		chat := task.Render(r.Traj, r.Acc, probes.Probe{After: o.turns}, replayBudget, true)
-		last := make([]dataset.Message, len(chat))
+		last := make([]rollout.Message, len(chat))
 		for i, c := range chat {
-			last[i] = dataset.Message{Role: c.Role, Content: c.Content}
+			last[i] = rollout.Message{Role: c.Role, Content: c.Content}
 		}
 		key := promptKey(last)
 		answers[key] = replayAnswer(key, true)
@@ -656,7 +656,7 @@ func checkReplayRun(t *testing.T, r replayRun, o *offlineRun, l *replayLedger, r
 		fail("request %d refused (0: none), want %d (offline: stop after turn %d of %d)", refused+1, o.stop+b2i(o.stop > 0), o.stop, o.turns)
 	}
 	var got *int
-	if g := l.traj.Guard; g != nil {
+	if g := l.traj.Extra.Guard; g != nil {
 		got = g.StoppedAfterTurn
 	}
 	if (got == nil) != (o.stop == 0) || got != nil && *got != o.stop {
@@ -673,7 +673,7 @@ func checkReplayRun(t *testing.T, r replayRun, o *offlineRun, l *replayLedger, r
 		fail("ledger usage (-recorded +ledger):\n%s", diff)
 	}
 	var ests []string
-	for _, e := range l.traj.Guard.Estimates {
+	for _, e := range l.traj.Extra.Guard.Estimates {
 		ests = append(ests, fmt.Sprintf("%d %s", e.AfterTurn, e.Response))
 	}
 	var wantEsts []string

@@ -22,6 +22,7 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/reward"
+	"bagen-data/rollout"
 )
 
 // runReward runs the app with args, returning stdout, stderr and the error.
@@ -55,7 +56,7 @@ func writeEvalParquet(t *testing.T, path string, rows []dataset.RLRow) {
 func evalRow(id string, r int64, possible bool, label string) dataset.RLRow {
 	return dataset.RLRow{
 		DataSource: "sokoban",
-		Prompt:     []dataset.Message{{Role: "user", Content: "Output exactly one of the following:\n<answer>[est_low, est_high]</answer>"}},
+		Prompt:     []rollout.Message{{Role: "user", Content: "Output exactly one of the following:\n<answer>[est_low, est_high]</answer>"}},
 		ExtraInfo:  dataset.ExtraInfo{CustomID: id, RemainingTokens: r, IsPossible: possible, Split: dataset.SplitEval},
 		Label:      label,
 	}

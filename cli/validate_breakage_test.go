@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"bagen-data/internal/testenv"
+	"bagen-data/rollout"
 
 	"bagen-data/dataset"
 	"bagen-data/internal/cache"
@@ -336,7 +337,7 @@ func TestValidateLogReadTwice(t *testing.T) {
 	}
 	// Training ids and prompts (an SFT prompt is its messages without the
 	// answer), as text.
-	chat := func(msgs []dataset.Message) string {
+	chat := func(msgs []rollout.Message) string {
 		b, _ := json.Marshal(msgs)
 		return string(b)
 	}

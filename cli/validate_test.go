@@ -11,6 +11,7 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/reward"
+	"bagen-data/rollout"
 	"bagen-data/validate"
 )
 
@@ -24,7 +25,7 @@ func validateFixture(t *testing.T) string {
 		usage := "(no turns completed yet)"
 		return dataset.RLRow{
 			DataSource: "budget_probe_sokoban", Ability: "budget_estimation",
-			Prompt:      []dataset.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "grid of " + traj + "\n\n" + usage + " Finish within 2500 tokens."}},
+			Prompt:      []rollout.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "grid of " + traj + "\n\n" + usage + " Finish within 2500 tokens."}},
 			RewardModel: dataset.RewardModel{Style: "rule", GroundTruth: "[70, 130]"},
 			ExtraInfo: dataset.ExtraInfo{CustomID: id, TrajectoryID: traj, Split: split, TotalTurns: 2,
 				TokensUsed: 50, RemainingTokens: 100, IsPossible: true, Budget: 2500, Margin: float64(2500-150) / 2500},

@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // withUsage writes n rollouts that record their API usage: trajectory i
@@ -72,7 +73,7 @@ func TestBuildAccounting(t *testing.T) {
 			cfg := testConfig()
 			cfg.Accounting = kind
 			out := filepath.Join(dir, kind.String())
-			m, err := Build(context.Background(), []probes.Source{src}, out, cfg)
+			m, err := Build(context.Background(), []rollout.Source{src}, out, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +130,7 @@ func TestReplayAccountingForeignReader(t *testing.T) {
 	cfg := testConfig()
 	cfg.Accounting = probes.AccountingReplay
 	out := filepath.Join(dir, "out")
-	if _, err := Build(context.Background(), []probes.Source{src}, out, cfg); err != nil {
+	if _, err := Build(context.Background(), []rollout.Source{src}, out, cfg); err != nil {
 		t.Fatal(err)
 	}
 	foreign := readForeign(t, filepath.Join(out, SFTFile), filepath.Join(out, RLFile), filepath.Join(out, EvalFile))
@@ -161,17 +162,17 @@ func TestReplayAccountingForeignReader(t *testing.T) {
 // legacySFTRow is an SFT row as build wrote it before the accounting
 // column.
 type legacySFTRow struct {
-	Messages      []Message    `parquet:"messages,list"`
-	PerTurnTokens []TurnTokens `parquet:"per_turn_tokens,list"`
-	CustomID      string       `parquet:"custom_id"`
-	Budget        int64        `parquet:"budget"`
+	Messages      []rollout.Message `parquet:"messages,list"`
+	PerTurnTokens []TurnTokens      `parquet:"per_turn_tokens,list"`
+	CustomID      string            `parquet:"custom_id"`
+	Budget        int64             `parquet:"budget"`
 }
 
 // TestReadWithoutAccounting: a file written before the column reads, its
 // accounting unknown; validate's schema check sees the column as optional.
 func TestReadWithoutAccounting(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.parquet")
-	rows := []legacySFTRow{{Messages: []Message{{Role: "user", Content: "u"}}, CustomID: "a_probe_after_turn_0", Budget: 10}}
+	rows := []legacySFTRow{{Messages: []rollout.Message{{Role: "user", Content: "u"}}, CustomID: "a_probe_after_turn_0", Budget: 10}}
 	if err := parquet.WriteFile(path, rows); err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,12 @@
 package dataset
 
 import (
+	"bagen-data/rollout"
 	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"bagen-data/probes"
 )
 
 // Rows are rendered from spill records read into arena blocks that are
@@ -19,11 +18,11 @@ func TestBuildRowsKeepTheirTextsAcrossReusedArenas(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workers = 2
 	out := filepath.Join(dir, "out")
-	m, err := Build(context.Background(), []probes.Source{src}, out, cfg)
+	m, err := Build(context.Background(), []rollout.Source{src}, out, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	check := func(file, id string, msgs []Message) {
+	check := func(file, id string, msgs []rollout.Message) {
 		t.Helper()
 		var room int
 		if _, err := fmt.Sscanf(id, "b%06d", &room); err != nil {

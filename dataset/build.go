@@ -16,6 +16,7 @@ import (
 
 	"bagen-data/internal/atomicfile"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // maxInvalidExamples is how many skipped trajectories the manifest lists.
@@ -35,7 +36,7 @@ const maxInvalidExamples = 10
 // dir is left byte for byte as it was. An existing dir must hold only a
 // previous build's outputs (else an *OutputError wrapping ErrNotOutput,
 // before any work).
-func Build(ctx context.Context, srcs []probes.Source, dir string, cfg Config) (*Manifest, error) {
+func Build(ctx context.Context, srcs []rollout.Source, dir string, cfg Config) (*Manifest, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func stagedPath(st *atomicfile.Dir, name string) (string, error) {
 	return p, os.MkdirAll(filepath.Dir(p), 0o755)
 }
 
-func build(ctx context.Context, srcs []probes.Source, st *atomicfile.Dir, cfg *Config) (*Manifest, error) {
+func build(ctx context.Context, srcs []rollout.Source, st *atomicfile.Dir, cfg *Config) (*Manifest, error) {
 	sp, err := newSpill(st.Scratch(), cfg.preadOnly)
 	if err != nil {
 		return nil, err
@@ -330,7 +331,7 @@ func groupStats(groups []uint64, n int) GroupStats {
 }
 
 // resultsOf lists the outcome files the sources were read with, each once.
-func resultsOf(srcs []probes.Source) []FileDigest {
+func resultsOf(srcs []rollout.Source) []FileDigest {
 	var out []FileDigest
 	seen := map[string]bool{}
 	for _, src := range srcs {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // benchRollouts writes n Sokoban-shaped trajectories of 2–9 turns (grids,
@@ -53,10 +54,10 @@ func BenchmarkBuild(b *testing.B) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	src := probes.FileSource(path)
+	src := rollout.FileSource(path)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := Build(context.Background(), []probes.Source{src}, filepath.Join(dir, "out"), testConfig()); err != nil {
+		if _, err := Build(context.Background(), []rollout.Source{src}, filepath.Join(dir, "out"), testConfig()); err != nil {
 			b.Fatal(err)
 		}
 	}

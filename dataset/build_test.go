@@ -18,6 +18,7 @@ import (
 
 	"bagen-data/internal/cache"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -44,13 +45,13 @@ func canonical(n, from int) []byte {
 	return b.Bytes()
 }
 
-func writeInput(t *testing.T, dir, name string, data []byte) probes.Source {
+func writeInput(t *testing.T, dir, name string, data []byte) rollout.Source {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return probes.FileSource(path)
+	return rollout.FileSource(path)
 }
 
 func testConfig() Config {
@@ -65,7 +66,7 @@ func testConfig() Config {
 func TestBuildCounts(t *testing.T) {
 	dir := t.TempDir()
 	src := writeInput(t, dir, "r.jsonl", canonical(40, 0))
-	m, err := Build(context.Background(), []probes.Source{src}, filepath.Join(dir, "out"), testConfig())
+	m, err := Build(context.Background(), []rollout.Source{src}, filepath.Join(dir, "out"), testConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestBuildRowsAndForeignReader(t *testing.T) {
 	dir := t.TempDir()
 	src := writeInput(t, dir, "r.jsonl", canonical(12, 0))
 	out := filepath.Join(dir, "out")
-	if _, err := Build(context.Background(), []probes.Source{src}, out, testConfig()); err != nil {
+	if _, err := Build(context.Background(), []rollout.Source{src}, out, testConfig()); err != nil {
 		t.Fatal(err)
 	}
 	var rows []RLRow
@@ -245,8 +246,8 @@ func TestBuildDeterministicAcrossOrderAndSharding(t *testing.T) {
 	cfg.Workers = 2
 	for _, run := range []struct {
 		out  string
-		srcs []probes.Source
-	}{{"one", []probes.Source{whole}}, {"two", []probes.Source{whole}}, {"sharded", []probes.Source{b, a}}} {
+		srcs []rollout.Source
+	}{{"one", []rollout.Source{whole}}, {"two", []rollout.Source{whole}}, {"sharded", []rollout.Source{b, a}}} {
 		if _, err := Build(context.Background(), run.srcs, filepath.Join(dir, run.out), cfg); err != nil {
 			t.Fatal(err)
 		}
@@ -269,13 +270,13 @@ func TestBuildFailureLeavesOutputUntouched(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	good := writeInput(t, dir, "good.jsonl", canonical(10, 0))
-	if _, err := Build(context.Background(), []probes.Source{good}, out, testConfig()); err != nil {
+	if _, err := Build(context.Background(), []rollout.Source{good}, out, testConfig()); err != nil {
 		t.Fatal(err)
 	}
 	before := fileBytes(t, out)
 	bad := append(canonical(5, 100), []byte(`{"custom_id":"x","messages":[{"role":"function","content":"a"}]}`+"\n")...)
 	badSrc := writeInput(t, dir, "bad.jsonl", bad)
-	_, err := Build(context.Background(), []probes.Source{badSrc}, out, testConfig())
+	_, err := Build(context.Background(), []rollout.Source{badSrc}, out, testConfig())
 	want := badSrc.Name + `:6: messages[0].role: want "user", "assistant" or "tool", got "function"`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got error %v, want %s", err, want)
@@ -293,7 +294,7 @@ func TestBuildFailureLeavesOutputUntouched(t *testing.T) {
 	}
 	// A failed build into a new directory leaves nothing behind.
 	fresh := filepath.Join(dir, "fresh")
-	if _, err := Build(context.Background(), []probes.Source{badSrc}, fresh, testConfig()); err == nil {
+	if _, err := Build(context.Background(), []rollout.Source{badSrc}, fresh, testConfig()); err == nil {
 		t.Fatal("want an error")
 	}
 	if _, err := os.Stat(fresh); !errors.Is(err, os.ErrNotExist) {
@@ -307,7 +308,7 @@ func TestBuildSkipInvalid(t *testing.T) {
 	src := writeInput(t, dir, "bad.jsonl", bad)
 	cfg := testConfig()
 	cfg.SkipInvalid = true
-	m, err := Build(context.Background(), []probes.Source{src}, filepath.Join(dir, "out"), cfg)
+	m, err := Build(context.Background(), []rollout.Source{src}, filepath.Join(dir, "out"), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,14 +325,14 @@ func TestBuildDuplicateIDs(t *testing.T) {
 	dir := t.TempDir()
 	a := writeInput(t, dir, "a.jsonl", canonical(3, 0))
 	b := writeInput(t, dir, "b.jsonl", canonical(3, 2))
-	_, err := Build(context.Background(), []probes.Source{a, b}, filepath.Join(dir, "out"), testConfig())
+	_, err := Build(context.Background(), []rollout.Source{a, b}, filepath.Join(dir, "out"), testConfig())
 	want := b.Name + `:1: custom_id "t002" already used at ` + a.Name + `:3`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v, want %s", err, want)
 	}
 	cfg := testConfig()
 	cfg.PrefixIDs = true
-	m, err := Build(context.Background(), []probes.Source{a, b}, filepath.Join(dir, "out"), cfg)
+	m, err := Build(context.Background(), []rollout.Source{a, b}, filepath.Join(dir, "out"), cfg)
 	if err != nil || m.Trajectories != 6 {
 		t.Fatalf("with prefix-ids: %v, %d trajectories", err, m.Trajectories)
 	}
@@ -340,7 +341,7 @@ func TestBuildDuplicateIDs(t *testing.T) {
 func TestBuildNeedsTokenizerForUnrecordedCounts(t *testing.T) {
 	dir := t.TempDir()
 	src := writeInput(t, dir, "r.jsonl", []byte(`{"custom_id":"a","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"y"}]}`+"\n"))
-	_, err := Build(context.Background(), []probes.Source{src}, filepath.Join(dir, "out"), testConfig())
+	_, err := Build(context.Background(), []rollout.Source{src}, filepath.Join(dir, "out"), testConfig())
 	if !errors.Is(err, probes.ErrNoTokenizer) {
 		t.Fatalf("got %v, want ErrNoTokenizer", err)
 	}
@@ -358,7 +359,7 @@ func TestBuildPointAsksForANumber(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	cfg := testConfig()
 	cfg.Width, _ = probes.ParseWidth("point")
-	if _, err := Build(context.Background(), []probes.Source{src}, out, cfg); err != nil {
+	if _, err := Build(context.Background(), []rollout.Source{src}, out, cfg); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := ReadSFT(filepath.Join(out, SFTFile))
@@ -387,7 +388,7 @@ func TestBuildEmptySplitFails(t *testing.T) {
 	same := regexp.MustCompile(`Grid 0 of traj \d+`).ReplaceAll(canonical(40, 0), []byte("Grid 0 of traj 0"))
 	src := writeInput(t, dir, "r.jsonl", same)
 	out := filepath.Join(dir, "out")
-	_, err := Build(context.Background(), []probes.Source{src}, out, testConfig())
+	_, err := Build(context.Background(), []rollout.Source{src}, out, testConfig())
 	var e *EmptySplitError
 	if !errors.As(err, &e) {
 		t.Fatalf("got %v, want an *EmptySplitError", err)
@@ -401,7 +402,7 @@ func TestBuildEmptySplitFails(t *testing.T) {
 	}
 	cfg := testConfig()
 	cfg.SplitByTrajectory = true
-	m, err := Build(context.Background(), []probes.Source{src}, out, cfg)
+	m, err := Build(context.Background(), []rollout.Source{src}, out, cfg)
 	if err != nil {
 		t.Fatalf("split by trajectory: %v", err)
 	}

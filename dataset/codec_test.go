@@ -10,7 +10,7 @@ import (
 
 	"bagen-data/internal/pagecodec"
 	"bagen-data/internal/testenv"
-	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // Both page codecs write the same rows: a build with libzstd and one with
@@ -26,7 +26,7 @@ func TestCodecsWriteSameRows(t *testing.T) {
 	for _, c := range []*pagecodec.Codec{pagecodec.LibZstd, pagecodec.Go} {
 		cfg := testConfig()
 		cfg.codec = c
-		m, err := Build(context.Background(), []probes.Source{in}, filepath.Join(dir, c.Name), cfg)
+		m, err := Build(context.Background(), []rollout.Source{in}, filepath.Join(dir, c.Name), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // fields counts whitespace-separated words, the tokenizer
@@ -32,9 +33,9 @@ type reference struct {
 }
 
 type refRL struct {
-	DataSource  string      `json:"data_source"`
-	Prompt      []Message   `json:"prompt"`
-	RewardModel RewardModel `json:"reward_model"`
+	DataSource  string            `json:"data_source"`
+	Prompt      []rollout.Message `json:"prompt"`
+	RewardModel RewardModel       `json:"reward_model"`
 	ExtraInfo   struct {
 		CustomID        string       `json:"custom_id"`
 		RemainingTokens int64        `json:"remaining_tokens"`
@@ -44,8 +45,8 @@ type refRL struct {
 }
 
 type refSFT struct {
-	Messages      []Message    `json:"messages"`
-	PerTurnTokens []TurnTokens `json:"per_turn_tokens"`
+	Messages      []rollout.Message `json:"messages"`
+	PerTurnTokens []TurnTokens      `json:"per_turn_tokens"`
 }
 
 func loadReference(t *testing.T) reference {
@@ -142,8 +143,8 @@ func buildBagenV1(t *testing.T, width string, think bool) string {
 		Balance: Balance{Oversample: 2, Ratio: 1}, Counter: fields{}, Version: "test",
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	src := probes.FileSource("testdata/bagen-v1/rollouts.jsonl")
-	if _, err := Build(context.Background(), []probes.Source{src}, out, cfg); err != nil {
+	src := rollout.FileSource("testdata/bagen-v1/rollouts.jsonl")
+	if _, err := Build(context.Background(), []rollout.Source{src}, out, cfg); err != nil {
 		t.Fatal(err)
 	}
 	return out

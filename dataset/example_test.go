@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 func ExampleBuild() {
@@ -16,7 +17,7 @@ func ExampleBuild() {
 	os.WriteFile(in, canonical(40, 0), 0o644) // canonical JSONL with recorded counts
 
 	width, _ := probes.ParseWidth("pct30")
-	m, err := Build(context.Background(), []probes.Source{probes.FileSource(in)}, filepath.Join(dir, "out"), Config{
+	m, err := Build(context.Background(), []rollout.Source{rollout.FileSource(in)}, filepath.Join(dir, "out"), Config{
 		Task: probes.Tasks["sokoban"], Width: width, Seed: 42,
 		Probes:  probes.Options{MinRemaining: 1},
 		Balance: Balance{Oversample: 2, Ratio: 1},

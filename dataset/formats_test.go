@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 	"bagen-data/tokenizer"
 )
 
@@ -49,8 +50,8 @@ func TestBuildRealShapedLogs(t *testing.T) {
 			cfg := testConfig()
 			cfg.Task, cfg.Counter, cfg.Ratio = probes.Tasks[tt.task], tok, Ratio{Eval: 100}
 			out := filepath.Join(t.TempDir(), "out")
-			src := probes.FileSource(filepath.Join("testdata", tt.file))
-			if _, err := Build(context.Background(), []probes.Source{src}, out, cfg); err != nil {
+			src := rollout.FileSource(filepath.Join("testdata", tt.file))
+			if _, err := Build(context.Background(), []rollout.Source{src}, out, cfg); err != nil {
 				t.Fatal(err)
 			}
 			path := filepath.Join(out, EvalFile)
@@ -83,7 +84,7 @@ func TestBuildRealShapedLogs(t *testing.T) {
 	}
 }
 
-func contents(msgs []Message) []string {
+func contents(msgs []rollout.Message) []string {
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
 		out[i] = m.Content

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // hugeMessage writes n trajectories of 6 turns whose third user message
@@ -82,7 +83,7 @@ func TestBuildMemoryHugeMessage(t *testing.T) {
 	var m *Manifest
 	var err error
 	peak := peakHeap(func() {
-		m, err = Build(context.Background(), []probes.Source{src}, filepath.Join(dir, "out"), cfg)
+		m, err = Build(context.Background(), []rollout.Source{src}, filepath.Join(dir, "out"), cfg)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"bagen-data/internal/testenv"
+	"bagen-data/rollout"
 
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/internal/atomicfile"
-	"bagen-data/probes"
 )
 
 // digests maps every entry under root to its SHA-256 (files), "dir" or
@@ -167,7 +167,7 @@ func TestBuildFailureLeavesEveryFileIdentical(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out")
 			src := writeInput(t, dir, "r.jsonl", canonical(20, 0))
-			if _, err := Build(context.Background(), []probes.Source{src}, out, testConfig()); err != nil {
+			if _, err := Build(context.Background(), []rollout.Source{src}, out, testConfig()); err != nil {
 				t.Fatal(err)
 			}
 			tc.setup(t, out)
@@ -178,7 +178,7 @@ func TestBuildFailureLeavesEveryFileIdentical(t *testing.T) {
 			cfg := testConfig()
 			cfg.Seed = 7
 			cfg.Progress = func(string, int64, int64) { t.Error("the build started work") }
-			_, err := Build(context.Background(), []probes.Source{src}, out, cfg)
+			_, err := Build(context.Background(), []rollout.Source{src}, out, cfg)
 			want := strings.ReplaceAll(tc.want, "O", out)
 			if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, tc.is) {
 				t.Fatalf("got error %v, want %s… wrapping %v", err, want, tc.is)
@@ -210,7 +210,7 @@ func TestBuildFailureMidWriteLeavesEveryFileIdentical(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	src := writeInput(t, dir, "r.jsonl", canonical(20, 0))
-	if _, err := Build(context.Background(), []probes.Source{src}, out, testConfig()); err != nil {
+	if _, err := Build(context.Background(), []rollout.Source{src}, out, testConfig()); err != nil {
 		t.Fatal(err)
 	}
 	before := digests(t, dir)
@@ -222,7 +222,7 @@ func TestBuildFailureMidWriteLeavesEveryFileIdentical(t *testing.T) {
 			cancel() // after the scan, while the first file is written
 		}
 	}
-	_, err := Build(ctx, []probes.Source{src}, out, cfg)
+	_, err := Build(ctx, []rollout.Source{src}, out, cfg)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got error %v, want context.Canceled", err)
 	}
@@ -237,13 +237,13 @@ func TestBuildReplacesPreviousOutputWhole(t *testing.T) {
 	dir := t.TempDir()
 	src := writeInput(t, dir, "r.jsonl", canonical(20, 0))
 	out, fresh := filepath.Join(dir, "out"), filepath.Join(dir, "fresh")
-	if _, err := Build(context.Background(), []probes.Source{src}, out, testConfig()); err != nil {
+	if _, err := Build(context.Background(), []rollout.Source{src}, out, testConfig()); err != nil {
 		t.Fatal(err)
 	}
 	cfg := testConfig()
 	cfg.Seed = 7
 	for _, o := range []string{out, fresh} {
-		if _, err := Build(context.Background(), []probes.Source{src}, o, cfg); err != nil {
+		if _, err := Build(context.Background(), []rollout.Source{src}, o, cfg); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -280,7 +280,7 @@ func killedBuild(args string) {
 		once.Do(func() { os.Stdout.WriteString("ready\n") })
 		time.Sleep(time.Minute)
 	}
-	Build(context.Background(), []probes.Source{probes.FileSource(in)}, out, cfg)
+	Build(context.Background(), []rollout.Source{rollout.FileSource(in)}, out, cfg)
 }
 
 func TestBuildRemovesStageOfKilledBuild(t *testing.T) {
@@ -316,7 +316,7 @@ func TestBuildRemovesStageOfKilledBuild(t *testing.T) {
 	if len(left) != 2 {
 		t.Fatalf("after SIGKILL: %v, want the look-alike and the killed build's stage", left)
 	}
-	if _, err := Build(context.Background(), []probes.Source{src}, out, testConfig()); err != nil {
+	if _, err := Build(context.Background(), []rollout.Source{src}, out, testConfig()); err != nil {
 		t.Fatal(err)
 	}
 	left, _ = filepath.Glob(filepath.Join(dir, ".out.stage-*"))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // Token counts whose sum passes 2^53 (and, three times larger, would wrap
@@ -20,7 +21,7 @@ func TestBuildTokenSumOverflow(t *testing.T) {
 		`{"role":"user","content":"c","tokens":4503599627370496},{"role":"assistant","content":"d","tokens":1}],"metadata":{"success":true}}` + "\n"
 	src := writeInput(t, dir, "r.jsonl", append(canonical(10, 0), big...))
 	out := filepath.Join(dir, "out")
-	_, err := Build(context.Background(), []probes.Source{src}, out, testConfig())
+	_, err := Build(context.Background(), []rollout.Source{src}, out, testConfig())
 	want := src.Name + `:11: messages[2]: token counts sum to more than 2^53 = 9007199254740992 (custom_id "huge")`
 	if err == nil || err.Error() != want || !errors.Is(err, probes.ErrTokenOverflow) {
 		t.Fatalf("got error %v, want %s wrapping ErrTokenOverflow", err, want)
@@ -30,7 +31,7 @@ func TestBuildTokenSumOverflow(t *testing.T) {
 	}
 	cfg := testConfig()
 	cfg.SkipInvalid = true
-	m, err := Build(context.Background(), []probes.Source{src}, out, cfg)
+	m, err := Build(context.Background(), []rollout.Source{src}, out, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

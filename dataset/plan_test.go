@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 func TestParseRatio(t *testing.T) {
@@ -111,7 +112,7 @@ func TestBalanced(t *testing.T) {
 }
 
 func TestSpillRoundTrip(t *testing.T) {
-	traj := probes.Trajectory{Messages: []probes.Message{
+	traj := rollout.Trajectory{Messages: []rollout.Message{
 		{Role: "system", Content: "sys"},
 		{Role: "user", Content: "u0 (reward: -0.1)"}, {Role: "assistant", Content: "a0"},
 		{Role: "user", Content: "ü1"}, {Role: "assistant", Content: ""},
@@ -125,7 +126,7 @@ func TestSpillRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantMsgs := []probes.Message{{Role: "user", Content: "u0 (reward: -0.1)"}, {Role: "assistant", Content: "a0"}, {Role: "user", Content: "ü1"}, {Role: "assistant", Content: ""}}
+	wantMsgs := []rollout.Message{{Role: "user", Content: "u0 (reward: -0.1)"}, {Role: "assistant", Content: "a0"}, {Role: "user", Content: "ü1"}, {Role: "assistant", Content: ""}}
 	if diff := cmp.Diff(wantMsgs, gotT.Messages); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
 	}
@@ -138,7 +139,7 @@ func TestSpillRoundTrip(t *testing.T) {
 }
 
 func FuzzDecodeTurns(f *testing.F) {
-	f.Add(encodeTurns(probes.Trajectory{Messages: []probes.Message{{Role: "user", Content: "u"}, {Role: "assistant", Content: "a"}}},
+	f.Add(encodeTurns(rollout.Trajectory{Messages: []rollout.Message{{Role: "user", Content: "u"}, {Role: "assistant", Content: "a"}}},
 		probes.Accounting{Pairs: [][2]int{{0, 1}}, Turns: []probes.TurnTokens{{In: 1, Out: 2}}}))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -163,7 +164,7 @@ func (words) Count(s string) int { return len(s) }
 
 func TestWriteFileRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "x.parquet")
-	rows := []RLRow{{DataSource: "d", Prompt: []Message{{Role: "user", Content: "q"}}, ExtraInfo: ExtraInfo{CustomID: "a_probe_after_turn_1", RemainingTokens: 12}}}
+	rows := []RLRow{{DataSource: "d", Prompt: []rollout.Message{{Role: "user", Content: "q"}}, ExtraInfo: ExtraInfo{CustomID: "a_probe_after_turn_1", RemainingTokens: 12}}}
 	if err := WriteFile(context.Background(), path, rows); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bagen-data/rollout"
 	"errors"
 	"os"
 	"path/filepath"
@@ -26,12 +27,12 @@ func TestReadChecksSchema(t *testing.T) {
 		Answer   int64  `parquet:"answer"`
 	}
 	type mistypedLabel struct {
-		DataSource  string      `parquet:"data_source"`
-		Prompt      []Message   `parquet:"prompt,list"`
-		Ability     string      `parquet:"ability"`
-		RewardModel RewardModel `parquet:"reward_model"`
-		ExtraInfo   ExtraInfo   `parquet:"extra_info"`
-		Label       int64       `parquet:"label"`
+		DataSource  string            `parquet:"data_source"`
+		Prompt      []rollout.Message `parquet:"prompt,list"`
+		Ability     string            `parquet:"ability"`
+		RewardModel RewardModel       `parquet:"reward_model"`
+		ExtraInfo   ExtraInfo         `parquet:"extra_info"`
+		Label       int64             `parquet:"label"`
 	}
 	sft := writeFile(t, []SFTRow{{CustomID: "a_probe_after_turn_1"}})
 	rl := writeFile(t, []RLRow{{Label: "impossible"}})

@@ -6,6 +6,7 @@ import (
 
 	"bagen-data/probes"
 	"bagen-data/reward"
+	"bagen-data/rollout"
 )
 
 // rowWriter renders planned entries into rows.
@@ -61,7 +62,7 @@ func shownTurns(t *traj, p probes.Probe) int {
 
 // probe decodes what rendering entry e needs from its spill record rec
 // (read by load into the chunk's arena, whose memory the texts share).
-func (w *rowWriter) probe(e Entry, rec []byte) (*traj, probes.Probe, []probes.Chat, []TurnTokens, error) {
+func (w *rowWriter) probe(e Entry, rec []byte) (*traj, probes.Probe, []rollout.Message, []TurnTokens, error) {
 	t := &w.trajs[e.Traj]
 	p := t.probes[e.Probe]
 	tr, acc, err := decodeTurnsN(rec, shownTurns(t, p))
@@ -81,10 +82,10 @@ func (w *rowWriter) sft(e Entry, rec []byte) (SFTRow, int, error) {
 	if err != nil {
 		return SFTRow{}, 0, err
 	}
-	msgs, size := messages(prompt, 1)
 	answer := w.cfg.Task.Answer(p, w.cfg.Width, t.budget, w.cfg.Think)
-	msgs = append(msgs, Message{Role: "assistant", Content: answer})
-	return SFTRow{Messages: msgs, PerTurnTokens: turns, CustomID: customID(t.id, p.After), Budget: t.budget, Accounting: w.cfg.Accounting}, size + len(answer), nil
+	size := promptSize(prompt) + len(answer)
+	msgs := append(prompt, rollout.Message{Role: "assistant", Content: answer})
+	return SFTRow{Messages: msgs, PerTurnTokens: turns, CustomID: customID(t.id, p.After), Budget: t.budget, Accounting: w.cfg.Accounting}, size, nil
 }
 
 func (w *rowWriter) rl(e Entry, rec []byte, split, index int) (RLRow, int, error) {
@@ -115,7 +116,7 @@ type RLProbe struct {
 	// Used and Budget are tokens spent before the probe and the budget (0
 	// on Warehouse probes, whose budgets are in the prompt).
 	Used, Budget int64
-	Prompt       []probes.Chat
+	Prompt       []rollout.Message
 	Turns        []TurnTokens // usage of the After completed turns
 	// Accounting made Used, Turns and the target's remaining tokens;
 	// probes.AccountingUnknown on Warehouse probes, which count no tokens.
@@ -129,7 +130,7 @@ type RLProbe struct {
 // extra_info and the label column (reward.Target.Label). A token target
 // fills remaining_tokens and the margin (budget − used − r) / budget.
 func NewRLRow(p RLProbe) RLRow {
-	msgs, _ := messages(p.Prompt, 0)
+	msgs := append(make([]rollout.Message, 0, len(p.Prompt)), p.Prompt...)
 	tr, tokens := p.Target.Tokens()
 	margin := 0.0
 	if tokens && p.Budget > 0 {
@@ -150,22 +151,12 @@ func NewRLRow(p RLProbe) RLRow {
 	}
 }
 
-func promptSize(prompt []probes.Chat) int {
+func promptSize(prompt []rollout.Message) int {
 	n := 0
 	for _, c := range prompt {
 		n += len(c.Content)
 	}
 	return n
-}
-
-func messages(prompt []probes.Chat, extra int) ([]Message, int) {
-	msgs := make([]Message, len(prompt), len(prompt)+extra)
-	size := 0
-	for i, c := range prompt {
-		msgs[i] = Message{Role: c.Role, Content: c.Content}
-		size += len(c.Content)
-	}
-	return msgs, size
 }
 
 func customID(traj string, p int) string {

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // traj is what the build keeps in memory of one trajectory: its id, where
@@ -19,7 +20,7 @@ import (
 type traj struct {
 	id      string
 	seq     int64
-	pos     probes.Position
+	pos     rollout.Position
 	off     int64
 	n       int32
 	ends    []int32 // where each turn ends in the spilled record
@@ -30,7 +31,7 @@ type traj struct {
 	group   uint64 // hash of the first user message
 	probes  []probes.Probe
 	dropped int
-	outcome probes.Outcome
+	outcome rollout.Outcome
 	// replaced counts invalid UTF-8 sequences replaced in the trajectory.
 	replaced int
 }
@@ -49,7 +50,7 @@ type scanned struct {
 
 type job struct {
 	seq    int64
-	rec    probes.Record
+	rec    rollout.Record
 	prefix string
 }
 
@@ -63,7 +64,7 @@ type result struct {
 // scan reads every source once: it decodes, counts and labels each
 // trajectory on all cores and appends its text to sp. Trajectories come
 // back in input order.
-func scan(ctx context.Context, srcs []probes.Source, cfg *Config, counter probes.Counter, sp *spill) (*scanned, error) {
+func scan(ctx context.Context, srcs []rollout.Source, cfg *Config, counter probes.Counter, sp *spill) (*scanned, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := cfg.Workers
@@ -147,7 +148,7 @@ func isRecordError(err error) bool {
 
 // readSources feeds records of every source to jobs and returns the
 // digest of each source's bytes.
-func readSources(ctx context.Context, srcs []probes.Source, cfg *Config, jobs chan<- job) ([]FileDigest, error) {
+func readSources(ctx context.Context, srcs []rollout.Source, cfg *Config, jobs chan<- job) ([]FileDigest, error) {
 	var seq, total, before int64
 	for _, src := range srcs {
 		total += src.Size
@@ -162,9 +163,9 @@ func readSources(ctx context.Context, srcs []probes.Source, cfg *Config, jobs ch
 	for _, src := range srcs {
 		prefix := ""
 		if cfg.PrefixIDs {
-			prefix = probes.BaseID(src.Name) + ":"
+			prefix = rollout.BaseID(src.Name) + ":"
 		}
-		d, err := readSource(ctx, src, progress, func(rec probes.Record) error {
+		d, err := readSource(ctx, src, progress, func(rec rollout.Record) error {
 			select {
 			case jobs <- job{seq: seq, rec: rec, prefix: prefix}:
 				seq++
@@ -182,7 +183,7 @@ func readSources(ctx context.Context, srcs []probes.Source, cfg *Config, jobs ch
 	return digests, nil
 }
 
-func readSource(ctx context.Context, src probes.Source, progress func(int64), fn func(probes.Record) error) (FileDigest, error) {
+func readSource(ctx context.Context, src rollout.Source, progress func(int64), fn func(rollout.Record) error) (FileDigest, error) {
 	rc, err := src.Open()
 	if err != nil {
 		return FileDigest{}, err
@@ -191,7 +192,7 @@ func readSource(ctx context.Context, src probes.Source, progress func(int64), fn
 	h := newAsyncHash(rc, src.Size)
 	defer h.close()
 	cr := &countingReader{r: h, progress: progress}
-	if err := probes.ScanFrom(ctx, src, cr, fn); err != nil {
+	if err := rollout.ScanFrom(ctx, src, cr, fn); err != nil {
 		return FileDigest{}, err
 	}
 	if _, err := io.Copy(io.Discard, cr); err != nil {
@@ -246,10 +247,10 @@ func process(j job, cfg *Config, counter probes.Counter) result {
 // groupKey identifies the task instance a trajectory starts from: a hash of
 // its first user message without the reward annotation (of its id when it
 // has no turn).
-func groupKey(t probes.Trajectory, a probes.Accounting) uint64 {
+func groupKey(t rollout.Trajectory, a probes.Accounting) uint64 {
 	h := fnv.New64a()
 	if len(a.Pairs) > 0 {
-		h.Write([]byte("u:" + probes.StripReward(t.Messages[a.Pairs[0][0]].Content)))
+		h.Write([]byte("u:" + rollout.StripReward(t.Messages[a.Pairs[0][0]].Content)))
 	} else {
 		h.Write([]byte("id:" + t.ID))
 	}

@@ -4,13 +4,8 @@ import (
 	"strings"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
-
-// Message is one chat message in a prompt or an SFT conversation.
-type Message struct {
-	Role    string `parquet:"role" json:"role"`
-	Content string `parquet:"content" json:"content"`
-}
 
 // TurnTokens is the token usage of one completed turn, as shown to the
 // estimator. Turn is 1-based, matching "Turn k" in the probe text.
@@ -24,9 +19,9 @@ type TurnTokens struct {
 // and the assistant's target answer, in verl's multi-turn SFT layout
 // (data.messages_key=messages).
 type SFTRow struct {
-	Messages      []Message    `parquet:"messages,list" json:"messages"`
-	PerTurnTokens []TurnTokens `parquet:"per_turn_tokens,list" json:"per_turn_tokens"`
-	CustomID      string       `parquet:"custom_id" json:"custom_id"`
+	Messages      []rollout.Message `parquet:"messages,list" json:"messages"`
+	PerTurnTokens []TurnTokens      `parquet:"per_turn_tokens,list" json:"per_turn_tokens"`
+	CustomID      string            `parquet:"custom_id" json:"custom_id"`
 	// Budget is the token budget the probe text states, for stages that
 	// need the number (grpo's features) without reading the prose.
 	Budget int64 `parquet:"budget" json:"budget"`
@@ -68,11 +63,11 @@ type ExtraInfo struct {
 // RLRow is one row of rl/train.parquet and eval/test.parquet, in verl's
 // RLHFDataset layout.
 type RLRow struct {
-	DataSource  string      `parquet:"data_source" json:"data_source"`
-	Prompt      []Message   `parquet:"prompt,list" json:"prompt"`
-	Ability     string      `parquet:"ability" json:"ability"`
-	RewardModel RewardModel `parquet:"reward_model" json:"reward_model"`
-	ExtraInfo   ExtraInfo   `parquet:"extra_info" json:"extra_info"`
+	DataSource  string            `parquet:"data_source" json:"data_source"`
+	Prompt      []rollout.Message `parquet:"prompt,list" json:"prompt"`
+	Ability     string            `parquet:"ability" json:"ability"`
+	RewardModel RewardModel       `parquet:"reward_model" json:"reward_model"`
+	ExtraInfo   ExtraInfo         `parquet:"extra_info" json:"extra_info"`
 	// Label is the probe's reward.Target as a JSON label column
 	// (reward.Target.Label), for trainers that pass one label column to a
 	// reward server (OpenRLHF's --label_key label).

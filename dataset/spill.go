@@ -13,6 +13,7 @@ import (
 
 	"bagen-data/internal/uring"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // spill keeps the text of every trajectory on disk between the planning
@@ -140,7 +141,7 @@ func (s *spill) close() error {
 // encodeTurns serialises the paired messages and counts of a trajectory:
 // uvarint T, then per turn the raw user text, the assistant text, in_k and
 // out_k.
-func encodeTurns(t probes.Trajectory, a probes.Accounting) []byte {
+func encodeTurns(t rollout.Trajectory, a probes.Accounting) []byte {
 	b, _ := appendTurns(nil, t, a)
 	return b
 }
@@ -148,7 +149,7 @@ func encodeTurns(t probes.Trajectory, a probes.Accounting) []byte {
 // appendTurns appends the record encodeTurns makes to b, and says where
 // each turn ends in the record: a row showing k turns reads only the
 // record's first ends[k-1] bytes.
-func appendTurns(b []byte, t probes.Trajectory, a probes.Accounting) ([]byte, []int32) {
+func appendTurns(b []byte, t rollout.Trajectory, a probes.Accounting) ([]byte, []int32) {
 	size := 10
 	for _, p := range a.Pairs {
 		size += len(t.Messages[p[0]].Content) + len(t.Messages[p[1]].Content) + 40
@@ -182,14 +183,14 @@ var errCorrupt = errors.New("dataset: corrupt spill record")
 
 // decodeTurns is the inverse of encodeTurns: a trajectory whose messages
 // are the pairs in order, and its accounting.
-func decodeTurns(b []byte) (probes.Trajectory, probes.Accounting, error) {
+func decodeTurns(b []byte) (rollout.Trajectory, probes.Accounting, error) {
 	return decodeTurnsN(b, -1)
 }
 
 // decodeTurnsN decodes the first want turns of a record (all of them when
 // want is negative or more than it has): b may end after those turns.
-func decodeTurnsN(b []byte, want int) (probes.Trajectory, probes.Accounting, error) {
-	var t probes.Trajectory
+func decodeTurnsN(b []byte, want int) (rollout.Trajectory, probes.Accounting, error) {
+	var t rollout.Trajectory
 	var a probes.Accounting
 	all, k := binary.Uvarint(b)
 	n := all
@@ -201,7 +202,7 @@ func decodeTurnsN(b []byte, want int) (probes.Trajectory, probes.Accounting, err
 		return t, a, errCorrupt
 	}
 	b = b[k:]
-	t.Messages = make([]probes.Message, 0, 2*n)
+	t.Messages = make([]rollout.Message, 0, 2*n)
 	a.Turns = make([]probes.TurnTokens, n)
 	a.Pairs = make([][2]int, n)
 	a.TrailingAt = -1
@@ -222,8 +223,8 @@ func decodeTurnsN(b []byte, want int) (probes.Trajectory, probes.Accounting, err
 			return t, a, errCorrupt
 		}
 		t.Messages = append(t.Messages,
-			probes.Message{Role: "user", Content: user},
-			probes.Message{Role: "assistant", Content: asst})
+			rollout.Message{Role: "user", Content: user},
+			rollout.Message{Role: "assistant", Content: asst})
 		a.Pairs[i] = [2]int{2 * i, 2*i + 1}
 		a.Turns[i] = probes.TurnTokens{In: int64(in), Out: int64(out)}
 	}

@@ -10,12 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // A record's first ends[k-1] bytes decode to its first k turns, as the
 // whole record's first k turns.
 func TestDecodeTurnsPrefix(t *testing.T) {
-	traj := probes.Trajectory{Messages: []probes.Message{
+	traj := rollout.Trajectory{Messages: []rollout.Message{
 		{Role: "user", Content: "u0 (reward: -0.1)"}, {Role: "assistant", Content: "a0"},
 		{Role: "user", Content: "ü1"}, {Role: "assistant", Content: ""},
 		{Role: "user", Content: "u2"}, {Role: "assistant", Content: "a2 longer"},
@@ -70,7 +71,7 @@ func TestBuildWithoutRings(t *testing.T) {
 	cfg.Workers = 2
 	build := func(out string) map[string][]byte {
 		t.Helper()
-		if _, err := Build(context.Background(), []probes.Source{in}, filepath.Join(dir, out), cfg); err != nil {
+		if _, err := Build(context.Background(), []rollout.Source{in}, filepath.Join(dir, out), cfg); err != nil {
 			t.Fatal(err)
 		}
 		return fileBytes(t, filepath.Join(dir, out))

@@ -15,6 +15,7 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 	"bagen-data/tokenizer"
 )
 
@@ -138,7 +139,7 @@ func (e *Estimator) prepared(ctx context.Context) (string, *tokenizer.Tokenizer,
 type Query struct {
 	// Messages is the rendered probe: system, history, and the user's
 	// estimation prompt last.
-	Messages []dataset.Message
+	Messages []rollout.Message
 	// Temperature 0 answers with the greedy action, as grpo eval does; above
 	// 0 samples each factor of the head's distribution with its
 	// log-probabilities divided by Temperature (1 is the head's own).
@@ -198,12 +199,8 @@ func (e *Estimator) Answer(ctx context.Context, q Query) (Estimate, error) {
 
 // probeOf renders the chat as training does and takes the numeric
 // features' numbers from the probe's text.
-func probeOf(msgs []dataset.Message) (Probe, probes.Stated, error) {
-	chat := make([]probes.Chat, len(msgs))
-	for i, m := range msgs {
-		chat[i] = probes.Chat{Role: m.Role, Content: m.Content}
-	}
-	st, err := probes.ParseProbe(chat)
+func probeOf(msgs []rollout.Message) (Probe, probes.Stated, error) {
+	st, err := probes.ParseProbe(msgs)
 	if err != nil {
 		return Probe{}, st, err
 	}

@@ -8,6 +8,7 @@ import (
 	"bagen-data/dataset"
 	"bagen-data/eval"
 	"bagen-data/reward"
+	"bagen-data/rollout"
 )
 
 // Probe is one example as the head sees it: the rendered prompt the
@@ -26,7 +27,7 @@ type Probe struct {
 // assistant's turn — the text the LLM would continue from:
 //
 //	<|im_start|>system\n…<|im_end|>\n<|im_start|>user\n…<|im_end|>\n<|im_start|>assistant\n
-func Render(msgs []dataset.Message) string {
+func Render(msgs []rollout.Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		b.WriteString("<|im_start|>")

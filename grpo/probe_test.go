@@ -9,10 +9,11 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 func TestRender(t *testing.T) {
-	got := Render([]dataset.Message{{Role: "system", Content: "S"}, {Role: "user", Content: "U1"}, {Role: "assistant", Content: "A"}, {Role: "user", Content: "U2"}})
+	got := Render([]rollout.Message{{Role: "system", Content: "S"}, {Role: "user", Content: "U1"}, {Role: "assistant", Content: "A"}, {Role: "user", Content: "U2"}})
 	want := "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU1<|im_end|>\n<|im_start|>assistant\nA<|im_end|>\n<|im_start|>user\nU2<|im_end|>\n<|im_start|>assistant\n"
 	if got != want {
 		t.Errorf("got %q\nwant %q", got, want)
@@ -49,8 +50,8 @@ func TestFeatures(t *testing.T) {
 }
 
 func TestProbesFromRows(t *testing.T) {
-	msgs := []dataset.Message{{Role: "system", Content: "S"}, {Role: "user", Content: "finish within 2500 tokens"}}
-	sft, err := ProbesFromSFT("sft.parquet", []dataset.SFTRow{{CustomID: "a", Budget: 2500, Messages: append(msgs, dataset.Message{Role: "assistant", Content: "<answer>impossible</answer>"})}})
+	msgs := []rollout.Message{{Role: "system", Content: "S"}, {Role: "user", Content: "finish within 2500 tokens"}}
+	sft, err := ProbesFromSFT("sft.parquet", []dataset.SFTRow{{CustomID: "a", Budget: 2500, Messages: append(msgs, rollout.Message{Role: "assistant", Content: "<answer>impossible</answer>"})}})
 	if err != nil || len(sft) != 1 || sft[0].Budget != 2500 || sft[0].Target != "<answer>impossible</answer>" || sft[0].Prompt != Render(msgs) {
 		t.Errorf("ProbesFromSFT = %+v, %v", sft, err)
 	}
@@ -58,7 +59,7 @@ func TestProbesFromRows(t *testing.T) {
 	if want := "sft.parquet: row 0 (b): messages: invalid data row: want a prompt and a final assistant answer"; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
-	_, err = ProbesFromSFT("sft.parquet", []dataset.SFTRow{{CustomID: "d", Messages: append(msgs, dataset.Message{Role: "assistant", Content: "x"})}})
+	_, err = ProbesFromSFT("sft.parquet", []dataset.SFTRow{{CustomID: "d", Messages: append(msgs, rollout.Message{Role: "assistant", Content: "x"})}})
 	if want := "sft.parquet: row 0 (d): budget: invalid data row: want > 0, got 0"; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
@@ -76,12 +77,12 @@ func TestProbesFromRows(t *testing.T) {
 // TestReadDirAccounting: ReadDir reads the accounting the three files
 // share and refuses files of two.
 func TestReadDirAccounting(t *testing.T) {
-	msgs := []dataset.Message{{Role: "system", Content: "S"}, {Role: "user", Content: "finish within 2500 tokens"}}
+	msgs := []rollout.Message{{Role: "system", Content: "S"}, {Role: "user", Content: "finish within 2500 tokens"}}
 	write := func(dir string, sft, rl, ev probes.AccountingKind) {
 		t.Helper()
 		ctx := context.Background()
 		sftRows := []dataset.SFTRow{{CustomID: "a_probe_after_turn_0", Budget: 2500, Accounting: sft,
-			Messages: append(msgs, dataset.Message{Role: "assistant", Content: "<answer>impossible</answer>"})}}
+			Messages: append(msgs, rollout.Message{Role: "assistant", Content: "<answer>impossible</answer>"})}}
 		row := func(k probes.AccountingKind) []dataset.RLRow {
 			if k == "none" {
 				return []dataset.RLRow{} // an empty split

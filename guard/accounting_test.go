@@ -143,8 +143,8 @@ func TestStopCountsWhenItRefuses(t *testing.T) {
 	if bytes.Contains(m, []byte("bagen_guard_stops_total{")) {
 		t.Errorf("a stop that refused nothing is counted:\n%s", m)
 	}
-	if tr := r.trajectories(t)[0]; tr.Guard.StoppedAfterTurn != nil {
-		t.Errorf("stopped_after_turn %d before any refusal, want null", *tr.Guard.StoppedAfterTurn)
+	if tr := r.trajectories(t)[0]; tr.Extra.Guard.StoppedAfterTurn != nil {
+		t.Errorf("stopped_after_turn %d before any refusal, want null", *tr.Extra.Guard.StoppedAfterTurn)
 	}
 	resp, _ := post(t, url+"/v1/chat/completions", chatBody(history), nil)
 	if resp.Header.Get("X-Bagen-Guard") != "stop" || log.n() != 3 {
@@ -154,8 +154,8 @@ func TestStopCountsWhenItRefuses(t *testing.T) {
 	waitMetrics(t, url, `bagen_guard_stops_total{reason="impossible"} 1`, "bagen_guard_stopped_spent_tokens_total 510",
 		"bagen_guard_saved_tokens_total 4490", "bagen_guard_net_saved_tokens 2330")
 	tr := r.trajectories(t)[0]
-	if tr.Guard.StoppedAfterTurn == nil || *tr.Guard.StoppedAfterTurn != 3 {
-		t.Errorf("stopped_after_turn %v, want 3", tr.Guard.StoppedAfterTurn)
+	if tr.Extra.Guard.StoppedAfterTurn == nil || *tr.Extra.Guard.StoppedAfterTurn != 3 {
+		t.Errorf("stopped_after_turn %v, want 3", tr.Extra.Guard.StoppedAfterTurn)
 	}
 	var stops []rollout.GuardStop
 	for _, evs := range readLedger(t, dir) {

@@ -36,8 +36,8 @@ func TestAgentsLoopGate(t *testing.T) {
 				t.Errorf("stand-in saw %d main calls, want 3", n)
 			}
 			tr := mainRun(t, r.trajectories(t), 3)
-			if tr.Guard == nil || tr.Guard.StoppedAfterTurn == nil || *tr.Guard.StoppedAfterTurn != 3 {
-				t.Errorf("metadata.guard %+v, want stopped after turn 3", tr.Guard)
+			if tr.Extra.Guard == nil || tr.Extra.Guard.StoppedAfterTurn == nil || *tr.Extra.Guard.StoppedAfterTurn != 3 {
+				t.Errorf("metadata.guard %+v, want stopped after turn 3", tr.Extra.Guard)
 			}
 			if !strings.Contains(r.logs.String(), "stop decided after turn 3: it made the same tool call 3 times in a row") {
 				t.Errorf("the guard's log lacks the loop stop:\n%s", r.logs)

@@ -180,8 +180,8 @@ func TestAgentsLogPolicy(t *testing.T) {
 			if diff := cmp.Diff(standInUsage(main), tr.API); diff != "" {
 				t.Errorf("ledger usage (-stand-in +ledger):\n%s", diff)
 			}
-			if tr.Guard == nil || tr.Guard.Policy != "log" || tr.Guard.StoppedAfterTurn != nil {
-				t.Errorf("metadata.guard %+v, want policy log, not stopped", tr.Guard)
+			if tr.Extra.Guard == nil || tr.Extra.Guard.Policy != "log" || tr.Extra.Guard.StoppedAfterTurn != nil {
+				t.Errorf("metadata.guard %+v, want policy log, not stopped", tr.Extra.Guard)
 			}
 			r.checkNoKey(t, key)
 		})
@@ -212,8 +212,8 @@ func TestAgentsStopPolicy(t *testing.T) {
 				t.Errorf("stand-in saw %d main calls, want 2", n)
 			}
 			tr := mainRun(t, r.trajectories(t), 2)
-			if tr.Guard == nil || tr.Guard.StoppedAfterTurn == nil || *tr.Guard.StoppedAfterTurn != 2 {
-				t.Errorf("metadata.guard %+v, want stopped after turn 2", tr.Guard)
+			if tr.Extra.Guard == nil || tr.Extra.Guard.StoppedAfterTurn == nil || *tr.Extra.Guard.StoppedAfterTurn != 2 {
+				t.Errorf("metadata.guard %+v, want stopped after turn 2", tr.Extra.Guard)
 			}
 			if !strings.Contains(res.Stdout+res.Stderr, "bagen-data guard stopped this session after turn 2") {
 				t.Logf("%s output does not show the stop:\nstdout:\n%s\nstderr:\n%s", agent, res.Stdout, res.Stderr)
@@ -245,7 +245,7 @@ func TestAgentsRealEstimator(t *testing.T) {
 	r.guard.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	tr := mainRun(t, r.trajectories(t), len(script.Answers))
 	var in, out int64
-	for _, e := range tr.Guard.Estimates {
+	for _, e := range tr.Extra.Guard.Estimates {
 		if e.Verdict == "unestimated" || e.EstimatorInput <= 0 {
 			t.Errorf("estimate after turn %d: %s (%s), %d input tokens", e.AfterTurn, e.Verdict, e.Error, e.EstimatorInput)
 		}
@@ -253,8 +253,8 @@ func TestAgentsRealEstimator(t *testing.T) {
 		out += e.EstimatorOutput
 		t.Logf("after turn %d: estimator read %d tokens, wrote %d (%s)", e.AfterTurn, e.EstimatorInput, e.EstimatorOutput, e.Verdict)
 	}
-	if len(tr.Guard.Estimates) != len(script.Answers) {
-		t.Errorf("%d estimates, want one per turn (%d)", len(tr.Guard.Estimates), len(script.Answers))
+	if len(tr.Extra.Guard.Estimates) != len(script.Answers) {
+		t.Errorf("%d estimates, want one per turn (%d)", len(tr.Extra.Guard.Estimates), len(script.Answers))
 	}
 	for _, want := range []string{fmt.Sprintf(`bagen_guard_estimator_tokens_total{kind="input"} %d`, in), fmt.Sprintf(`bagen_guard_estimator_tokens_total{kind="output"} %d`, out)} {
 		if !bytes.Contains(rec.Body.Bytes(), []byte(want)) {

@@ -81,12 +81,12 @@ func (Anthropic) Request(body []byte) (*Request, error) {
 	}
 	r := &Request{Model: w.Model, Stream: w.Stream, SessionID: metadataSession(w.Metadata), Tools: len(w.Tools) > 0}
 	if sys := partsText(w.System); sys != "" {
-		r.Items = append(r.Items, rollout.GuardItem{Role: "system", Text: sys})
+		r.Items = append(r.Items, rollout.Message{Role: "system", Content: sys})
 	}
 	for _, m := range w.Messages {
 		bs := anthropicBlocks(m.Content)
 		if m.Role == "assistant" {
-			r.Items = append(r.Items, rollout.GuardItem{Role: "assistant", Text: anthropicAssistant(bs)})
+			r.Items = append(r.Items, rollout.Message{Role: "assistant", Content: anthropicAssistant(bs)})
 			r.Echoed = r.Echoed[:0]
 			for _, b := range bs {
 				r.Echoed = appendID(r.Echoed, b.ID)
@@ -96,9 +96,9 @@ func (Anthropic) Request(body []byte) (*Request, error) {
 		for _, b := range bs {
 			switch b.Type {
 			case "text":
-				r.Items = append(r.Items, rollout.GuardItem{Role: "user", Text: b.Text})
+				r.Items = append(r.Items, rollout.Message{Role: "user", Content: b.Text})
 			case "tool_result":
-				r.Items = append(r.Items, rollout.GuardItem{Role: "tool", Text: partsText(b.Content)})
+				r.Items = append(r.Items, rollout.Message{Role: "tool", Content: partsText(b.Content)})
 			}
 		}
 	}
@@ -196,7 +196,7 @@ type anthropicResponse struct {
 
 func (w anthropicResponse) reply() Reply {
 	r := Reply{Usage: w.Usage.guard(), IDs: appendID(nil, w.ID), Complete: w.StopReason != nil}
-	r.Items = []rollout.GuardItem{{Role: "assistant", Text: anthropicAssistant(w.Content)}}
+	r.Items = []rollout.Message{{Role: "assistant", Content: anthropicAssistant(w.Content)}}
 	for _, b := range w.Content {
 		r.IDs = appendID(r.IDs, b.ID)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/baseline"
-	"bagen-data/dataset"
 	"bagen-data/eval/prediction"
 	"bagen-data/rollout"
 )
@@ -224,7 +223,7 @@ func TestBudgetUSD(t *testing.T) {
 // note; dollars are priced at the model's input price before any call
 // and at the session's dollars per token after.
 func TestForecast(t *testing.T) {
-	prompts := make(chan []dataset.Message, 16)
+	prompts := make(chan []rollout.Message, 16)
 	est, _ := estimatorServer(t, func(int) string { return "<answer>[300, 900]</answer>" })
 	var log upstreamLog
 	dir := t.TempDir()
@@ -346,15 +345,15 @@ func TestLoopOf(t *testing.T) {
 			}
 			// Its last turn (the call and its result) made twice more.
 			last := lastTurn(req.Items)
-			items := append(append(append([]rollout.GuardItem{}, req.Items...), last...), last...)
+			items := append(append(append([]rollout.Message{}, req.Items...), last...), last...)
 			calls, results, detail, _ := loopOf(items)
 			if calls != 3 || results != 3 || detail != "made the same tool call" {
 				t.Errorf("repeated: %d calls, %d results (%s), want 3, 3", calls, results, detail)
 			}
 			// A different call between breaks the run of calls, not of
 			// results.
-			other := []rollout.GuardItem{{Role: "assistant", Text: rollout.RenderToolCall("ls", json.RawMessage(`{}`))}, last[len(last)-1]}
-			items = append(append(append([]rollout.GuardItem{}, req.Items...), other...), last...)
+			other := []rollout.Message{{Role: "assistant", Content: rollout.RenderToolCall("ls", json.RawMessage(`{}`))}, last[len(last)-1]}
+			items = append(append(append([]rollout.Message{}, req.Items...), other...), last...)
 			if calls, results, _, _ := loopOf(items); calls != 1 || results != 3 {
 				t.Errorf("interrupted: %d calls, %d results, want 1, 3", calls, results)
 			}
@@ -363,7 +362,7 @@ func TestLoopOf(t *testing.T) {
 }
 
 // lastTurn is the items from the request's last assistant message on.
-func lastTurn(items []rollout.GuardItem) []rollout.GuardItem {
+func lastTurn(items []rollout.Message) []rollout.Message {
 	i := len(items) - 1
 	for items[i].Role != "assistant" {
 		i--
@@ -413,10 +412,10 @@ func TestLoopGate(t *testing.T) {
 // recordPrompts passes each prompt to seen.
 type recordPrompts struct {
 	Estimator
-	seen chan<- []dataset.Message
+	seen chan<- []rollout.Message
 }
 
-func (r recordPrompts) Estimate(ctx context.Context, id string, prompt []dataset.Message) (prediction.Prediction, error) {
+func (r recordPrompts) Estimate(ctx context.Context, id string, prompt []rollout.Message) (prediction.Prediction, error) {
 	select {
 	case r.seen <- prompt:
 	default:

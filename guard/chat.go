@@ -38,7 +38,7 @@ func (Chat) Request(body []byte) (*Request, error) {
 	r.AgentUsage = w.StreamOptions != nil && w.StreamOptions.IncludeUsage
 	for _, m := range w.Messages {
 		if m.Role == "assistant" {
-			r.Items = append(r.Items, rollout.GuardItem{Role: "assistant", Text: chatAssistant(partsText(m.Content), m.ToolCalls)})
+			r.Items = append(r.Items, rollout.Message{Role: "assistant", Content: chatAssistant(partsText(m.Content), m.ToolCalls)})
 			r.Echoed = r.Echoed[:0]
 			for _, c := range m.ToolCalls {
 				r.Echoed = appendID(r.Echoed, c.ID)
@@ -49,7 +49,7 @@ func (Chat) Request(body []byte) (*Request, error) {
 		if role == "developer" {
 			role = "system"
 		}
-		r.Items = append(r.Items, rollout.GuardItem{Role: role, Text: partsText(m.Content)})
+		r.Items = append(r.Items, rollout.Message{Role: role, Content: partsText(m.Content)})
 	}
 	return r, nil
 }
@@ -156,7 +156,7 @@ func (Chat) Reply(body []byte) Reply {
 	r := Reply{Usage: guardUsage(w.Usage), IDs: appendID(nil, w.ID)}
 	if len(w.Choices) > 0 && w.Choices[0].Message != nil {
 		m := w.Choices[0].Message
-		r.Items = []rollout.GuardItem{{Role: "assistant", Text: chatAssistant(partsText(m.Content), m.ToolCalls)}}
+		r.Items = []rollout.Message{{Role: "assistant", Content: chatAssistant(partsText(m.Content), m.ToolCalls)}}
 		for _, c := range m.ToolCalls {
 			r.IDs = appendID(r.IDs, c.ID)
 		}
@@ -234,7 +234,7 @@ func (s *chatStream) Done() bool { return s.done }
 
 func (s *chatStream) Reply() Reply {
 	r := Reply{Usage: guardUsage(s.usage), IDs: appendID(nil, s.id), Complete: s.done || (s.finished && s.usage != nil)}
-	r.Items = []rollout.GuardItem{{Role: "assistant", Text: chatAssistant(s.text.String(), s.calls)}}
+	r.Items = []rollout.Message{{Role: "assistant", Content: chatAssistant(s.text.String(), s.calls)}}
 	for _, c := range s.calls {
 		r.IDs = appendID(r.IDs, c.ID)
 	}

@@ -52,7 +52,7 @@ type Request struct {
 	// Completions' stream_options.include_usage).
 	AgentUsage bool
 	// Items are the request's messages, normalized.
-	Items []rollout.GuardItem
+	Items []rollout.Message
 	// Echoed are the ids in the request's last assistant message (tool
 	// call ids, message ids): a reply the guard relayed, echoed back.
 	Echoed []string
@@ -74,7 +74,7 @@ type Reply struct {
 	// IDs are the reply's ids a later request echoes (response, message
 	// and tool call ids).
 	IDs   []string
-	Items []rollout.GuardItem
+	Items []rollout.Message
 	// Usage is nil when the upstream reported none.
 	Usage *rollout.GuardUsage
 	// Complete: the answer ended as its format ends one.

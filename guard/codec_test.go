@@ -21,17 +21,17 @@ func TestCodecsReadRealRequests(t *testing.T) {
 		echoed     []string
 		session    string
 		agentUsage bool
-		assistant  []rollout.GuardItem
+		assistant  []rollout.Message
 		tool       string
 	}{
 		{"claude", Anthropic{}, []string{"system", "user", "user", "user", "assistant", "tool"}, []string{"toolu_1"}, "e8a31adb-2382-4da3-9846-a63ec7069c87", false,
-			[]rollout.GuardItem{{Role: "assistant", Text: "Writing one.\n<tool_call>\n{\"name\": \"Bash\", \"arguments\": {\"command\":\"echo one > one.txt\"}}\n</tool_call>"}},
+			[]rollout.Message{{Role: "assistant", Content: "Writing one.\n<tool_call>\n{\"name\": \"Bash\", \"arguments\": {\"command\":\"echo one > one.txt\"}}\n</tool_call>"}},
 			"(Bash completed with no output)"},
 		{"codex", Responses{}, []string{"system", "system", "user", "user", "assistant", "assistant", "tool"}, []string{"msg_1", "fc_1", "call_1"}, "", false,
-			[]rollout.GuardItem{{Role: "assistant", Text: "Writing one."}, {Role: "assistant", Text: "<tool_call>\n{\"name\": \"exec_command\", \"arguments\": {\"cmd\":\"echo one \\u003e one.txt\"}}\n</tool_call>"}},
+			[]rollout.Message{{Role: "assistant", Content: "Writing one."}, {Role: "assistant", Content: "<tool_call>\n{\"name\": \"exec_command\", \"arguments\": {\"cmd\":\"echo one \\u003e one.txt\"}}\n</tool_call>"}},
 			"Chunk ID: f398aa\nWall time: 0.0000 seconds\nProcess exited with code 0\nOriginal token count: 0\nOutput:\n"},
 		{"qwen", Chat{}, []string{"system", "user", "assistant", "tool"}, []string{"call_1"}, "", true,
-			[]rollout.GuardItem{{Role: "assistant", Text: "Writing one.\n<tool_call>\n{\"name\": \"run_shell_command\", \"arguments\": {\"command\":\"echo one > one.txt\"}}\n</tool_call>"}},
+			[]rollout.Message{{Role: "assistant", Content: "Writing one.\n<tool_call>\n{\"name\": \"run_shell_command\", \"arguments\": {\"command\":\"echo one > one.txt\"}}\n</tool_call>"}},
 			"Command: echo one > one.txt\nDirectory: (root)\nOutput: (empty)\nError: (none)\nExit Code: 0\nSignal: (none)\nProcess Group PGID: (none)"},
 	}
 	for _, tt := range tests {
@@ -45,7 +45,7 @@ func TestCodecsReadRealRequests(t *testing.T) {
 				t.Fatal(err)
 			}
 			var roles []string
-			var asst []rollout.GuardItem
+			var asst []rollout.Message
 			for _, it := range r.Items {
 				roles = append(roles, it.Role)
 				if it.Role == "assistant" {
@@ -60,7 +60,7 @@ func TestCodecsReadRealRequests(t *testing.T) {
 			if diff := cmp.Diff(tt.assistant, asst); diff != "" {
 				t.Errorf("assistant items (-want +got):\n%s", diff)
 			}
-			if last := r.Items[len(r.Items)-1]; last.Role != "tool" || last.Text != tt.tool {
+			if last := r.Items[len(r.Items)-1]; last.Role != "tool" || last.Content != tt.tool {
 				t.Errorf("last item %+v, want the tool result %q", last, tt.tool)
 			}
 			_, turns, tail := rollout.SplitGuardHistory(r.Items)

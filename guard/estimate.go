@@ -16,7 +16,7 @@ import (
 // Estimator answers one rendered budget probe. *prediction.OpenAI behind
 // prediction.Retry implements it (NewEstimator).
 type Estimator interface {
-	Estimate(ctx context.Context, id string, prompt []dataset.Message) (prediction.Prediction, error)
+	Estimate(ctx context.Context, id string, prompt []rollout.Message) (prediction.Prediction, error)
 }
 
 // retrying asks a prediction client through the retry policy eval uses.
@@ -30,7 +30,7 @@ func NewEstimator(client prediction.Client, retry prediction.Retry) Estimator {
 	return retrying{client: client, retry: retry}
 }
 
-func (r retrying) Estimate(ctx context.Context, id string, prompt []dataset.Message) (prediction.Prediction, error) {
+func (r retrying) Estimate(ctx context.Context, id string, prompt []rollout.Message) (prediction.Prediction, error) {
 	var p prediction.Prediction
 	n, err := r.retry.Do(ctx, func(ctx context.Context) error {
 		var err error
@@ -45,13 +45,8 @@ func (r retrying) Estimate(ctx context.Context, id string, prompt []dataset.Mess
 // as `bagen-data probes` renders a replay probe: the task's system
 // prompt, the turns as dialogue and the estimation prompt with its
 // <think> output specification.
-func probePrompt(task probes.Task, r probes.Replay, budget int64) []dataset.Message {
-	chat := task.Render(r.Traj, r.Acc, probes.Probe{After: r.Turns()}, budget, true)
-	out := make([]dataset.Message, len(chat))
-	for i, c := range chat {
-		out[i] = dataset.Message{Role: c.Role, Content: c.Content}
-	}
-	return out
+func probePrompt(task probes.Task, r probes.Replay, budget int64) []rollout.Message {
+	return task.Render(r.Traj, r.Acc, probes.Probe{After: r.Turns()}, budget, true)
 }
 
 // verdict reads an estimator's answer with the reward's parser.
@@ -68,7 +63,7 @@ func verdict(response string) (string, *[2]int64) {
 // then spent spent tokens and usd dollars, and applies the policy to the
 // answer; failures are recorded as unestimated and
 // never reach the agent.
-func (g *Guard) estimate(s *Session, k int, prompt []dataset.Message, spent int64, usd float64, done chan struct{}) {
+func (g *Guard) estimate(s *Session, k int, prompt []rollout.Message, spent int64, usd float64, done chan struct{}) {
 	defer close(done)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(g.ctx, g.cfg.estimateBudget())

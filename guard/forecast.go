@@ -3,7 +3,6 @@ package guard
 import (
 	"fmt"
 
-	"bagen-data/dataset"
 	"bagen-data/probes"
 	"bagen-data/rollout"
 )
@@ -63,7 +62,7 @@ func forecastText(f *rollout.GuardForecast) string {
 // user message with the estimation prompt, as `probes` renders a probe
 // after turn 0. ok is false when the request already has turns (a
 // session the guard joins midway).
-func startPrompt(task probes.Task, items []rollout.GuardItem, budget int64) ([]dataset.Message, bool) {
+func startPrompt(task probes.Task, items []rollout.Message, budget int64) ([]rollout.Message, bool) {
 	system, turns, tail := rollout.SplitGuardHistory(items)
 	if len(turns) > 0 {
 		return nil, false
@@ -74,18 +73,13 @@ func startPrompt(task probes.Task, items []rollout.GuardItem, budget int64) ([]d
 	}
 	t.Messages = append(t.Messages, rollout.Message{Role: "user", Content: rollout.JoinGuardItems(tail), Tokens: rollout.Unrecorded})
 	a := probes.Accounting{Pairs: [][2]int{{len(t.Messages) - 1, -1}}, TrailingAt: -1}
-	chat := task.Render(t, a, probes.Probe{After: 0}, budget, true)
-	out := make([]dataset.Message, len(chat))
-	for i, c := range chat {
-		out[i] = dataset.Message{Role: c.Role, Content: c.Content}
-	}
-	return out, true
+	return task.Render(t, a, probes.Probe{After: 0}, budget, true), true
 }
 
 // startForecast asks for s's forecast before its first turn, when the
 // estimator can answer one (Config.ForecastStart); it runs beside the
 // session's first call and never holds it.
-func (g *Guard) startForecast(s *Session, items []rollout.GuardItem) {
+func (g *Guard) startForecast(s *Session, items []rollout.Message) {
 	if !g.cfg.ForecastStart || g.est == nil || g.budget <= 0 {
 		return
 	}

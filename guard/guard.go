@@ -38,7 +38,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/semaphore"
 
-	"bagen-data/dataset"
 	"bagen-data/probes"
 	"bagen-data/rollout"
 )
@@ -548,12 +547,12 @@ func (g *Guard) finishOnce(c *call, reply *Reply) {
 	s := c.s
 	ev := rollout.GuardCall{Event: "call", Session: s.ID, Time: g.stamp(), Format: c.codec.Name(), Model: c.req.Model,
 		Stream: c.req.Stream, Status: c.status, LatencyMS: ms(time.Since(c.start)), Tools: c.req.Tools, Side: c.side,
-		Input: []rollout.GuardItem{}, Output: []rollout.GuardItem{}}
+		Input: []rollout.Message{}, Output: []rollout.Message{}}
 	if reply != nil {
 		ev.Usage, ev.Output, ev.Complete = reply.Usage, reply.Items, reply.Complete
 	}
 	g.metrics.call(ev.Format, ev.Status, ev.Usage)
-	answered := reply != nil && (reply.Usage != nil || len(reply.Items) > 0 && reply.Items[0].Text != "")
+	answered := reply != nil && (reply.Usage != nil || len(reply.Items) > 0 && reply.Items[0].Content != "")
 	if !answered || c.side {
 		if !c.side {
 			g.sessions.failed(s, len(c.req.Items), c.hashes[len(c.req.Items)])
@@ -585,7 +584,7 @@ type turnResult struct {
 	spent  int64
 	usd    float64
 	events []any
-	prompt []dataset.Message
+	prompt []rollout.Message
 	done   chan struct{}
 }
 
@@ -643,13 +642,13 @@ func (g *Guard) turn(c *call, reply *Reply, ev *rollout.GuardCall) turnResult {
 
 // keepChain keeps a Responses chain's history, oldest items dropped past
 // limit bytes.
-func (s *Session) keepChain(items []rollout.GuardItem, limit int) {
+func (s *Session) keepChain(items []rollout.Message, limit int) {
 	n := 0
 	for _, it := range items {
-		n += len(it.Text) + len(it.Role)
+		n += len(it.Content) + len(it.Role)
 	}
 	for len(items) > 0 && n > limit {
-		n -= len(items[0].Text) + len(items[0].Role)
+		n -= len(items[0].Content) + len(items[0].Role)
 		items = items[1:]
 	}
 	s.chain = items
@@ -661,7 +660,7 @@ func (g *Guard) answerStop(w http.ResponseWriter, r *http.Request, c *call, why 
 	text := g.stopText(why)
 	mode := g.cfg.StopAs.resolve(r.Header)
 	ev := rollout.GuardCall{Event: "call", Session: c.s.ID, Time: g.stamp(), Format: c.codec.Name(), Model: c.req.Model,
-		Stream: c.req.Stream, Answered: mode.String(), Input: []rollout.GuardItem{}, Output: []rollout.GuardItem{}}
+		Stream: c.req.Stream, Answered: mode.String(), Input: []rollout.Message{}, Output: []rollout.Message{}}
 	if mode == ContextLimit {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
@@ -676,7 +675,7 @@ func (g *Guard) answerStop(w http.ResponseWriter, r *http.Request, c *call, why 
 		w.WriteHeader(http.StatusOK)
 		w.Write(body)
 		ev.Status = http.StatusOK
-		ev.Output = []rollout.GuardItem{{Role: "assistant", Text: text}}
+		ev.Output = []rollout.Message{{Role: "assistant", Content: text}}
 	}
 	c.s.mu.Lock()
 	ev.Call = c.s.calls

@@ -499,7 +499,7 @@ func TestAnswerStreams(t *testing.T) {
 				t.Errorf("relayed %q, want %q", relayed, body)
 			}
 			got := st.Reply()
-			want := []rollout.GuardItem{{Role: "assistant", Text: "stop now"}}
+			want := []rollout.Message{{Role: "assistant", Content: "stop now"}}
 			if diff := cmp.Diff(want, got.Items); diff != "" || !got.Complete {
 				t.Errorf("reply complete=%v (-want +got):\n%s", got.Complete, diff)
 			}
@@ -641,7 +641,7 @@ func TestLedgerReadsAsTrajectory(t *testing.T) {
 		`{"after_turn":1,"response":"<answer>[100, 200]</answer>","verdict":"interval","interval":[100,200],"estimator_input_tokens":700,"estimator_output_tokens":20,"latency_ms":LAT1},` +
 		`{"after_turn":2,"response":"<answer>impossible</answer>","verdict":"impossible","interval":null,"estimator_input_tokens":700,"estimator_output_tokens":20,"latency_ms":LAT2}],"stopped_after_turn":2}}}`
 	got := string(line)
-	for _, e := range trajs[0].Guard.Estimates {
+	for _, e := range trajs[0].Extra.Guard.Estimates {
 		got = strings.Replace(got, fmt.Sprintf(`"latency_ms":%s`, jsonNum(e.LatencyMS)), `"latency_ms":LAT`+fmt.Sprint(e.AfterTurn), 1)
 	}
 	if got != want {
@@ -651,7 +651,7 @@ func TestLedgerReadsAsTrajectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(trajs[0].Guard, back.Guard); diff != "" {
+	if diff := cmp.Diff(trajs[0].Extra.Guard, back.Extra.Guard); diff != "" {
 		t.Errorf("metadata.guard round trip (-want +got):\n%s", diff)
 	}
 }

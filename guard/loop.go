@@ -21,7 +21,7 @@ import (
 // loopOf is the longest run, at the end of a request's history, of turns
 // making the same tool calls and of turns receiving the same tool
 // results, and a key naming the longer one (its kind and content hash).
-func loopOf(items []rollout.GuardItem) (calls, results int, detail, key string) {
+func loopOf(items []rollout.Message) (calls, results int, detail, key string) {
 	_, turns, tail := rollout.SplitGuardHistory(items)
 	callSigs := make([]string, len(turns))
 	resultSigs := make([]string, len(turns))
@@ -57,10 +57,10 @@ func trailingRun(sigs []string) (int, string) {
 }
 
 // toolCalls are the <tool_call> blocks of items, joined; "" when none.
-func toolCalls(items []rollout.GuardItem) string {
+func toolCalls(items []rollout.Message) string {
 	var calls []string
 	for _, it := range items {
-		text := it.Text
+		text := it.Content
 		for {
 			i := strings.Index(text, "<tool_call>")
 			if i < 0 {
@@ -79,11 +79,11 @@ func toolCalls(items []rollout.GuardItem) string {
 
 // toolResults are the texts of the tool messages of items, joined; ""
 // when none.
-func toolResults(items []rollout.GuardItem) string {
+func toolResults(items []rollout.Message) string {
 	var out []string
 	for _, it := range items {
 		if it.Role == "tool" {
-			out = append(out, it.Text)
+			out = append(out, it.Content)
 		}
 	}
 	return strings.Join(out, "\x00")

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"bagen-data/dataset"
 	"bagen-data/probes"
 	"bagen-data/rollout"
 	"bagen-data/tokenizer"
@@ -37,7 +36,7 @@ func TestProbePrefixReuse(t *testing.T) {
 	}
 	var shared, total, question, probesN int64
 	for _, r := range rs {
-		var prev []dataset.Message
+		var prev []rollout.Message
 		for k := 1; k <= r.Turns(); k++ {
 			cur := renderAfter(task, r, k)
 			if prev != nil {
@@ -64,16 +63,16 @@ func TestProbePrefixReuse(t *testing.T) {
 
 // renderAfter is the live probe after turn k, as the guard renders it
 // then (Render shows the usage as known after turn k).
-func renderAfter(task probes.Task, r probes.Replay, k int) []dataset.Message {
+func renderAfter(task probes.Task, r probes.Replay, k int) []rollout.Message {
 	chat := task.Render(r.Traj, r.Acc, probes.Probe{After: k}, 100000, true)
-	out := make([]dataset.Message, len(chat))
+	out := make([]rollout.Message, len(chat))
 	for i, c := range chat {
-		out[i] = dataset.Message{Role: c.Role, Content: c.Content}
+		out[i] = rollout.Message{Role: c.Role, Content: c.Content}
 	}
 	return out
 }
 
-func equalMessages(a, b []dataset.Message) bool {
+func equalMessages(a, b []rollout.Message) bool {
 	for i := range a {
 		if a[i] != b[i] {
 			return false
@@ -83,7 +82,7 @@ func equalMessages(a, b []dataset.Message) bool {
 }
 
 // flatten is a prompt as one text: each message's role and content.
-func flatten(msgs []dataset.Message) string {
+func flatten(msgs []rollout.Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		b.WriteString(m.Role + "\n" + m.Content + "\n")

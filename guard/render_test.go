@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // TestLiveProbeIsReplayProbe: the probe the guard asks after turn k is the
@@ -20,10 +21,10 @@ import (
 // ledger: same system prompt, history, usage text and question.
 func TestLiveProbeIsReplayProbe(t *testing.T) {
 	var mu sync.Mutex
-	var asked [][]probes.Chat
+	var asked [][]rollout.Message
 	est := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
-			Messages []probes.Chat `json:"messages"`
+			Messages []rollout.Message `json:"messages"`
 		}
 		json.NewDecoder(r.Body).Decode(&body)
 		mu.Lock()
@@ -42,7 +43,7 @@ func TestLiveProbeIsReplayProbe(t *testing.T) {
 		history = agentNext(t, history, got)
 	}
 	// The third estimate may still be running; the first two are in.
-	srcs, err := probes.Expand([]string{dir})
+	srcs, err := rollout.Expand([]string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}

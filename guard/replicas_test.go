@@ -21,6 +21,7 @@ import (
 	"bagen-data/dataset"
 	"bagen-data/eval/prediction"
 	"bagen-data/internal/agenttest"
+	"bagen-data/rollout"
 )
 
 // The team traffic: teamSessions agent runs of teamTurns turns each, sent
@@ -101,7 +102,7 @@ func newTeamEstimator() teamEstimator {
 	return e
 }
 
-func (e teamEstimator) Estimate(ctx context.Context, id string, _ []dataset.Message) (prediction.Prediction, error) {
+func (e teamEstimator) Estimate(ctx context.Context, id string, _ []rollout.Message) (prediction.Prediction, error) {
 	// Slower than an agent's next request: a replica that receives it
 	// must wait for the estimate another recorded (--wait).
 	select {

@@ -52,11 +52,11 @@ func (Responses) Request(body []byte) (*Request, error) {
 	}
 	r := &Request{Model: w.Model, Stream: w.Stream, Previous: w.Previous, Chainable: w.Store == nil || *w.Store, SessionID: metadataSession(w.Metadata), Tools: len(w.Tools) > 0}
 	if w.Instructions != "" {
-		r.Items = append(r.Items, rollout.GuardItem{Role: "system", Text: w.Instructions})
+		r.Items = append(r.Items, rollout.Message{Role: "system", Content: w.Instructions})
 	}
 	var s string
 	if json.Unmarshal(w.Input, &s) == nil {
-		r.Items = append(r.Items, rollout.GuardItem{Role: "user", Text: s})
+		r.Items = append(r.Items, rollout.Message{Role: "user", Content: s})
 		return r, nil
 	}
 	var items []responsesItem
@@ -83,29 +83,29 @@ func (Responses) Request(body []byte) (*Request, error) {
 
 // responsesNorm is one input or output item as a message; ok is false for
 // items the history does not show (reasoning).
-func responsesNorm(it responsesItem) (rollout.GuardItem, bool) {
+func responsesNorm(it responsesItem) (rollout.Message, bool) {
 	switch it.Type {
 	case "", "message":
 		role := it.Role
 		if role == "developer" {
 			role = "system"
 		}
-		return rollout.GuardItem{Role: role, Text: partsText(it.Content)}, role != ""
+		return rollout.Message{Role: role, Content: partsText(it.Content)}, role != ""
 	case "function_call":
-		return rollout.GuardItem{Role: "assistant", Text: rollout.RenderToolCall(it.Name, it.Arguments)}, true
+		return rollout.Message{Role: "assistant", Content: rollout.RenderToolCall(it.Name, it.Arguments)}, true
 	case "custom_tool_call":
-		return rollout.GuardItem{Role: "assistant", Text: rollout.RenderToolCall(it.Name, mustJSON(map[string]string{"input": jsonText(it.Input)}))}, true
+		return rollout.Message{Role: "assistant", Content: rollout.RenderToolCall(it.Name, mustJSON(map[string]string{"input": jsonText(it.Input)}))}, true
 	case "local_shell_call":
-		return rollout.GuardItem{Role: "assistant", Text: rollout.RenderToolCall("local_shell", it.Action)}, true
+		return rollout.Message{Role: "assistant", Content: rollout.RenderToolCall("local_shell", it.Action)}, true
 	case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 		out := jsonText(it.Output)
 		var parts json.RawMessage
 		if json.Unmarshal(it.Output, &parts) == nil && len(parts) > 0 && parts[0] == '[' {
 			out = partsText(parts)
 		}
-		return rollout.GuardItem{Role: "tool", Text: out}, true
+		return rollout.Message{Role: "tool", Content: out}, true
 	}
-	return rollout.GuardItem{}, false
+	return rollout.Message{}, false
 }
 
 // Outgoing adds note as a last user input item.

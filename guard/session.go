@@ -45,7 +45,7 @@ type Session struct {
 	// is recorded; nil when none is running.
 	pending chan struct{}
 	// chain is a Responses chain's history.
-	chain []rollout.GuardItem
+	chain []rollout.Message
 	// page is what the live page shows beyond the counts.
 	page pageState
 	// pol is the budget policies' state (budget.go).
@@ -82,14 +82,14 @@ type prefixKey struct {
 }
 
 // prefixHashes are the hashes of items[:i] for i = 0 … len(items).
-func prefixHashes(items []rollout.GuardItem) []uint64 {
+func prefixHashes(items []rollout.Message) []uint64 {
 	h := fnv.New64a()
 	out := make([]uint64, len(items)+1)
 	out[0] = h.Sum64()
 	for i, it := range items {
 		h.Write([]byte(it.Role))
 		h.Write([]byte{0})
-		h.Write([]byte(it.Text))
+		h.Write([]byte(it.Content))
 		h.Write([]byte{0})
 		out[i+1] = h.Sum64()
 	}

@@ -11,7 +11,7 @@ import (
 // back (a history longer than the session, as after a restart, keeps
 // only the turns the session saw). tail is what the request added after
 // the history's last assistant message.
-func transcript(id string, history, reply []rollout.GuardItem, usage []*rollout.GuardUsage) (t rollout.Trajectory, system string, tail []rollout.GuardItem) {
+func transcript(id string, history, reply []rollout.Message, usage []*rollout.GuardUsage) (t rollout.Trajectory, system string, tail []rollout.Message) {
 	system, turns, tail := rollout.SplitGuardHistory(history)
 	turns = append(turns, rollout.GuardTurn{Input: tail, Output: reply})
 	if len(turns) > len(usage) {

@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"bagen-data/rollout"
 	"fmt"
 	"slices"
 )
@@ -73,7 +74,7 @@ func (a Accounting) Seen(k int) []TurnTokens {
 // assistant message is a turn; a final unpaired user message is the
 // trailing message; any other unpaired message (and a leading system
 // message) is skipped.
-func Pair(msgs []Message) (pairs [][2]int, trailing int) {
+func Pair(msgs []rollout.Message) (pairs [][2]int, trailing int) {
 	trailing = -1
 	for i := 0; i < len(msgs); i++ {
 		if msgs[i].Role != "user" {
@@ -94,7 +95,7 @@ func Pair(msgs []Message) (pairs [][2]int, trailing int) {
 // Account counts the tokens of every turn of t. Recorded counts are used
 // as they are; c counts the rest and may be nil when everything is
 // recorded (else the error wraps ErrNoTokenizer).
-func Account(t Trajectory, c Counter) (Accounting, error) {
+func Account(t rollout.Trajectory, c Counter) (Accounting, error) {
 	pairs, trailing := Pair(t.Messages)
 	a := Accounting{Pairs: pairs, TrailingAt: trailing, Turns: make([]TurnTokens, len(pairs))}
 	for k, p := range pairs {
@@ -102,11 +103,11 @@ func Account(t Trajectory, c Counter) (Accounting, error) {
 		if err != nil {
 			return a, err
 		}
-		out := int64(Unrecorded)
+		out := int64(rollout.Unrecorded)
 		if k < len(t.API) {
 			out = t.API[k].Output
 		}
-		if out == Unrecorded {
+		if out == rollout.Unrecorded {
 			if out, err = messageTokens(t, p[1], t.Messages[p[1]].Content, c); err != nil {
 				return a, err
 			}
@@ -126,12 +127,12 @@ func Account(t Trajectory, c Counter) (Accounting, error) {
 	return a, a.Check(t, 0)
 }
 
-func userTokens(t Trajectory, i int, c Counter) (int64, error) {
-	return messageTokens(t, i, StripReward(t.Messages[i].Content), c)
+func userTokens(t rollout.Trajectory, i int, c Counter) (int64, error) {
+	return messageTokens(t, i, rollout.StripReward(t.Messages[i].Content), c)
 }
 
-func messageTokens(t Trajectory, i int, text string, c Counter) (int64, error) {
-	if n := t.Messages[i].Tokens; n != Unrecorded {
+func messageTokens(t rollout.Trajectory, i int, text string, c Counter) (int64, error) {
+	if n := t.Messages[i].Tokens; n != rollout.Unrecorded {
 		return n, nil
 	}
 	if c == nil {
@@ -145,7 +146,7 @@ func messageTokens(t Trajectory, i int, text string, c Counter) (int64, error) {
 // *ParseError at t's position naming the message that went past it and
 // wrapping ErrTokenOverflow. Once Check(t, sys) succeeds, Total(sys) and
 // every partial sum of it fit in an int64 with room to spare.
-func (a Accounting) Check(t Trajectory, sys int64) error {
+func (a Accounting) Check(t rollout.Trajectory, sys int64) error {
 	var sum int64
 	add := func(n int64, field string) error {
 		if n >= 0 && n <= MaxTokens-sum {
@@ -253,12 +254,12 @@ func (a Accounting) Bases() map[Basis]int {
 func HistoryIncluded(input, output []int64) bool {
 	n := min(len(input), len(output))
 	hits, compared := 0, 0
-	prev := int64(Unrecorded)
+	prev := int64(rollout.Unrecorded)
 	for k := 0; k < n; k++ {
-		if input[k] == Unrecorded {
+		if input[k] == rollout.Unrecorded {
 			continue
 		}
-		if prev != Unrecorded {
+		if prev != rollout.Unrecorded {
 			compared++
 			if input[k] >= prev+output[k-1] {
 				hits++
@@ -274,25 +275,25 @@ func HistoryIncluded(input, output []int64) bool {
 type accountingRule struct {
 	// history decides whether request inputs include the history when the
 	// log does not say; nil is nativeVote.
-	history func(t Trajectory, a Accounting, c Counter) bool
+	history func(t rollout.Trajectory, a Accounting, c Counter) bool
 	// inputs sets a.Turns[k].In and a.Basis[k] from the recorded usage;
 	// nil is nativeInputs.
-	inputs func(t Trajectory, c Counter, a *Accounting, src InputSource) error
+	inputs func(t rollout.Trajectory, c Counter, a *Accounting, src InputSource) error
 }
 
 // replayAccount is the accounting step of the replay (see the package
 // doc, "Usage accounting"): outputs as recorded, inputs by the rule. It is
 // the one place where history-inclusive request inputs become per-turn
 // deltas, for every reader that records them.
-func replayAccount(t Trajectory, c Counter, rule accountingRule) (Accounting, InputSource, error) {
+func replayAccount(t rollout.Trajectory, c Counter, rule accountingRule) (Accounting, InputSource, error) {
 	pairs, trailing := Pair(t.Messages)
 	a := Accounting{Pairs: pairs, TrailingAt: trailing, Turns: make([]TurnTokens, len(pairs)), Basis: make([]Basis, len(pairs))}
 	for k, p := range pairs {
-		out := int64(Unrecorded)
+		out := int64(rollout.Unrecorded)
 		if k < len(t.API) {
 			out = t.API[k].Output
 		}
-		if out == Unrecorded {
+		if out == rollout.Unrecorded {
 			var err error
 			if out, err = messageTokens(t, p[1], t.Messages[p[1]].Content, c); err != nil {
 				return a, 0, err
@@ -325,9 +326,9 @@ func replayAccount(t Trajectory, c Counter, rule accountingRule) (Accounting, In
 }
 
 // anyInput reports whether any of the first n turns records its input.
-func anyInput(api []APITokens, n int) bool {
+func anyInput(api []rollout.APITokens, n int) bool {
 	for k := 0; k < min(n, len(api)); k++ {
-		if api[k].Input != Unrecorded {
+		if api[k].Input != rollout.Unrecorded {
 			return true
 		}
 	}
@@ -335,24 +336,24 @@ func anyInput(api []APITokens, n int) bool {
 }
 
 // apiAt is turn k's usage, Unrecorded counts for a turn past t.API.
-func apiAt(t Trajectory, k int) APITokens {
+func apiAt(t rollout.Trajectory, k int) rollout.APITokens {
 	if k < len(t.API) {
 		return t.API[k]
 	}
-	return APITokens{Input: Unrecorded, Output: Unrecorded}
+	return rollout.APITokens{Input: rollout.Unrecorded, Output: rollout.Unrecorded}
 }
 
 // inputKind decides what the recorded inputs measure: what the log says
 // (t.Inputs), else the rule's vote.
-func inputKind(t Trajectory, a Accounting, c Counter, rule accountingRule) InputSource {
+func inputKind(t rollout.Trajectory, a Accounting, c Counter, rule accountingRule) InputSource {
 	history := rule.history
 	if history == nil {
 		history = nativeVote
 	}
 	switch {
-	case t.Inputs == InputsRequest:
+	case t.Inputs == rollout.InputsRequest:
 		return InputAPIDeltas
-	case t.Inputs == InputsTurn:
+	case t.Inputs == rollout.InputsTurn:
 		return InputAPI
 	case history(t, a, c):
 		return InputAPIDeltas
@@ -363,7 +364,7 @@ func inputKind(t Trajectory, a Accounting, c Counter, rule accountingRule) Input
 // nativeVote is HistoryIncluded against a lower bound of each visible
 // output (voteVisible), so that hidden reasoning the log does not record
 // does not make cumulative inputs look per-turn.
-func nativeVote(t Trajectory, a Accounting, c Counter) bool {
+func nativeVote(t rollout.Trajectory, a Accounting, c Counter) bool {
 	n := len(a.Pairs)
 	in, vis := make([]int64, n), make([]int64, n)
 	for k, p := range a.Pairs {
@@ -376,12 +377,12 @@ func nativeVote(t Trajectory, a Accounting, c Counter) bool {
 // voteVisible is a lower bound of the visible output of a turn with output
 // out: output − reasoning where recorded, else the smaller of out and the
 // count of the assistant text (message i) when one can be had.
-func voteVisible(t Trajectory, api APITokens, i int, out int64, c Counter) int64 {
+func voteVisible(t rollout.Trajectory, api rollout.APITokens, i int, out int64, c Counter) int64 {
 	if v, ok := api.Visible(); ok {
 		return v
 	}
 	n := t.Messages[i].Tokens
-	if n == Unrecorded {
+	if n == rollout.Unrecorded {
 		if c == nil {
 			return out
 		}
@@ -397,7 +398,7 @@ func voteVisible(t Trajectory, api APITokens, i int, out int64, c Counter) int64
 // whose request shrank fall back to message counts on their own, and a
 // gap of turns without usage between two recorded requests then shares
 // the known growth of the request (bridgeGaps).
-func nativeInputs(t Trajectory, c Counter, a *Accounting, src InputSource) error {
+func nativeInputs(t rollout.Trajectory, c Counter, a *Accounting, src InputSource) error {
 	if err := nativeTurnInputs(t, c, a, src); err != nil {
 		return err
 	}
@@ -407,12 +408,12 @@ func nativeInputs(t Trajectory, c Counter, a *Accounting, src InputSource) error
 	return nil
 }
 
-func nativeTurnInputs(t Trajectory, c Counter, a *Accounting, src InputSource) error {
+func nativeTurnInputs(t rollout.Trajectory, c Counter, a *Accounting, src InputSource) error {
 	for k, p := range a.Pairs {
 		api := apiAt(t, k)
 		in, basis := api.Input, BasisLog
 		switch {
-		case api.Input == Unrecorded:
+		case api.Input == rollout.Unrecorded:
 			basis = BasisNoUsage
 		case src == InputAPIDeltas && k > 0:
 			var err error
@@ -450,11 +451,11 @@ func nativeTurnInputs(t Trajectory, c Counter, a *Accounting, src InputSource) e
 // leading gap, where no request before it records its input, the prefix
 // is accounted from the messages (InputMessages): the first turn's input
 // is its user message alone, the system prompt counted apart.
-func bridgeGaps(t Trajectory, c Counter, a *Accounting) error {
+func bridgeGaps(t rollout.Trajectory, c Counter, a *Accounting) error {
 	p := -1
 	for q := range a.Pairs {
 		api := apiAt(t, q)
-		if api.Input == Unrecorded {
+		if api.Input == rollout.Unrecorded {
 			continue
 		}
 		if q > p+1 || a.Basis[q] == BasisAfterGap {
@@ -484,7 +485,7 @@ func (a Accounting) LeadingGap() int {
 
 // bridge shares input_q − input_p − vis_p − Σ vis_j between the inputs of
 // turns p+1 … q (see bridgeGaps).
-func bridge(t Trajectory, a *Accounting, p, q int) {
+func bridge(t rollout.Trajectory, a *Accounting, p, q int) {
 	left := apiAt(t, q).Input
 	if p >= 0 {
 		left -= apiAt(t, p).Input + visibleOut(t, a, p)
@@ -514,7 +515,7 @@ func bridge(t Trajectory, a *Accounting, p, q int) {
 // visibleOut is what turn k's output put into the next request: its
 // output less the reasoning the log records (retried calls' outputs are
 // never resent); the whole output where the log does not break it out.
-func visibleOut(t Trajectory, a *Accounting, k int) int64 {
+func visibleOut(t rollout.Trajectory, a *Accounting, k int) int64 {
 	api := apiAt(t, k)
 	if v, ok := api.Visible(); ok {
 		return v
@@ -525,9 +526,9 @@ func visibleOut(t Trajectory, a *Accounting, k int) int64 {
 // nativeDelta is in_k = input_k − input_{k−1} − vis_{k−1} for k ≥ 1 and
 // its basis; a basis other than BasisLog and BasisEstimated leaves in_k to
 // the fallback.
-func nativeDelta(t Trajectory, c Counter, a *Accounting, k int) (int64, Basis, error) {
+func nativeDelta(t rollout.Trajectory, c Counter, a *Accounting, k int) (int64, Basis, error) {
 	prev, cur := apiAt(t, k-1), apiAt(t, k)
-	if prev.Input == Unrecorded || prev.Output == Unrecorded {
+	if prev.Input == rollout.Unrecorded || prev.Output == rollout.Unrecorded {
 		return 0, BasisAfterGap, nil
 	}
 	growth := cur.Input - prev.Input
@@ -554,7 +555,7 @@ func nativeDelta(t Trajectory, c Counter, a *Accounting, k int) (int64, Basis, e
 // fallbackInput is in_k without the log's input: the user message's count,
 // and for the first turn also the log's own system message, which the
 // first request holds.
-func fallbackInput(t Trajectory, user, k int, c Counter) (int64, error) {
+func fallbackInput(t rollout.Trajectory, user, k int, c Counter) (int64, error) {
 	n, err := userTokens(t, user, c)
 	if err != nil || k > 0 || len(t.Messages) == 0 || t.Messages[0].Role != "system" {
 		return n, err
@@ -573,23 +574,23 @@ var bagenV1Accounting = accountingRule{history: bagenV1Vote, inputs: bagenV1Inpu
 // for an estimation dialogue read by Compat.Decode it carries their
 // word-ratio estimate), else the whole output; false when the output is
 // not recorded.
-func bagenV1Visible(api APITokens) (int64, bool) {
+func bagenV1Visible(api rollout.APITokens) (int64, bool) {
 	if v, ok := api.Visible(); ok {
 		return v, true
 	}
-	return max(0, api.Output), api.Output != Unrecorded
+	return max(0, api.Output), api.Output != rollout.Unrecorded
 }
 
 // bagenV1Vote: a turn with a recorded input is compared with the last
 // recorded input before it plus the previous turn's visible output (when
 // known); inputs include the history when at least half of the compared
 // turns have input ≥ that baseline.
-func bagenV1Vote(t Trajectory, a Accounting, _ Counter) bool {
-	prev := int64(Unrecorded)
+func bagenV1Vote(t rollout.Trajectory, a Accounting, _ Counter) bool {
+	prev := int64(rollout.Unrecorded)
 	compared, votes := 0, 0
 	for k := range a.Pairs {
 		in := apiAt(t, k).Input
-		if prev != Unrecorded && in != Unrecorded {
+		if prev != rollout.Unrecorded && in != rollout.Unrecorded {
 			compared++
 			base := prev
 			if v, ok := bagenV1Visible(apiAt(t, k-1)); ok {
@@ -599,7 +600,7 @@ func bagenV1Vote(t Trajectory, a Accounting, _ Counter) bool {
 				votes++
 			}
 		}
-		if in != Unrecorded {
+		if in != rollout.Unrecorded {
 			prev = in
 		}
 	}
@@ -611,19 +612,19 @@ func bagenV1Vote(t Trajectory, a Accounting, _ Counter) bool {
 // the input as recorded. A clamped delta is counted as BasisHistoryCut
 // (its value stays 0, as theirs). A turn without a recorded input, which
 // their prompt shows as "unknown tokens", falls back to the message count.
-func bagenV1Inputs(t Trajectory, c Counter, a *Accounting, src InputSource) error {
-	prev := int64(Unrecorded)
+func bagenV1Inputs(t rollout.Trajectory, c Counter, a *Accounting, src InputSource) error {
+	prev := int64(rollout.Unrecorded)
 	for k, p := range a.Pairs {
 		api := apiAt(t, k)
 		in, basis := api.Input, BasisLog
 		switch {
-		case api.Input == Unrecorded:
+		case api.Input == rollout.Unrecorded:
 			var err error
 			if in, err = fallbackInput(t, p[0], k, c); err != nil {
 				return err
 			}
 			basis = BasisNoUsage
-		case src == InputAPIDeltas && prev != Unrecorded:
+		case src == InputAPIDeltas && prev != rollout.Unrecorded:
 			base := prev
 			if v, ok := bagenV1Visible(apiAt(t, k-1)); ok {
 				base += v
@@ -632,7 +633,7 @@ func bagenV1Inputs(t Trajectory, c Counter, a *Accounting, src InputSource) erro
 				in, basis = 0, BasisHistoryCut
 			}
 		}
-		if api.Input != Unrecorded {
+		if api.Input != rollout.Unrecorded {
 			prev = api.Input
 		}
 		a.Turns[k].In, a.Basis[k] = in, basis

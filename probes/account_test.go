@@ -1,27 +1,28 @@
 package probes
 
 import (
+	"bagen-data/rollout"
 	"errors"
 	"math"
 	"testing"
 )
 
 func TestAccountTokenSumOverflow(t *testing.T) {
-	msgs := func(n ...int64) []Message {
-		var out []Message
+	msgs := func(n ...int64) []rollout.Message {
+		var out []rollout.Message
 		for i, k := range n {
 			role := "user"
 			if i%2 == 1 {
 				role = "assistant"
 			}
-			out = append(out, Message{Role: role, Content: "x", Tokens: k})
+			out = append(out, rollout.Message{Role: role, Content: "x", Tokens: k})
 		}
 		return out
 	}
-	pos := Position{File: "r.jsonl", Line: 7, Index: -1}
+	pos := rollout.Position{File: "r.jsonl", Line: 7, Index: -1}
 	for _, tc := range []struct {
 		name string
-		msgs []Message
+		msgs []rollout.Message
 		sys  int64
 		want string // "" for no error
 	}{
@@ -36,7 +37,7 @@ func TestAccountTokenSumOverflow(t *testing.T) {
 		{"negative", msgs(5, -3), 0, `r.jsonl:7: messages[1]: negative token count -3 (custom_id "t")`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := Trajectory{ID: "t", Messages: tc.msgs, Pos: pos}
+			tr := rollout.Trajectory{ID: "t", Messages: tc.msgs, Pos: pos}
 			acc, err := Account(tr, nil)
 			if err == nil {
 				err = acc.Check(tr, tc.sys)

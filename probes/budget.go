@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"bagen-data/rollout"
 	"errors"
 	"fmt"
 )
@@ -13,7 +14,7 @@ var ErrNoBudget = errors.New("no budget")
 // build and probes share: given (the user's, 0 when unset), else the
 // trajectory's own, else fallback (the task's default, 0 when it has
 // none). None is an error wrapping ErrNoBudget that names the trajectory.
-func ResolveBudget(given int64, t Trajectory, fallback int64, task string) (int64, error) {
+func ResolveBudget(given int64, t rollout.Trajectory, fallback int64, task string) (int64, error) {
 	for _, b := range [...]int64{given, t.Budget, fallback} {
 		if b > 0 {
 			return b, nil

@@ -90,7 +90,7 @@ type wireStep struct {
 
 // DecodeLedger reads the Ledger of a canonical JSONL record. Errors are
 // *ParseError naming the field, e.g. metadata.steps[3].cash_usd.
-func DecodeLedger(rec Record) (Ledger, error) {
+func DecodeLedger(rec rollout.Record) (Ledger, error) {
 	if rec.Format == rollout.Dialogue {
 		return Ledger{}, rec.Errorf("metadata.steps", "estimation dialogues carry no warehouse usage; want canonical JSONL rollouts")
 	}
@@ -135,7 +135,7 @@ func ledgerField(err error) string {
 	return ""
 }
 
-func decodeStep(rec Record, i int, raw json.RawMessage) (Step, error) {
+func decodeStep(rec rollout.Record, i int, raw json.RawMessage) (Step, error) {
 	field := fmt.Sprintf("metadata.steps[%d]", i)
 	var w wireStep
 	if err := json.Unmarshal(raw, &w); err != nil {
@@ -168,7 +168,7 @@ func present(v json.RawMessage) (json.RawMessage, bool) {
 	return v, len(v) > 0 && string(v) != "null"
 }
 
-func number(rec Record, field string, raw json.RawMessage, negative bool) (float64, error) {
+func number(rec rollout.Record, field string, raw json.RawMessage, negative bool) (float64, error) {
 	v, ok := present(raw)
 	if !ok {
 		return 0, rec.Errorf(field, "missing")
@@ -191,7 +191,7 @@ func clipJSON(v json.RawMessage) string {
 	return s
 }
 
-func nonDecreasing(rec Record, i int, prev, cur Usage) error {
+func nonDecreasing(rec rollout.Record, i int, prev, cur Usage) error {
 	for _, d := range []struct {
 		name      string
 		prev, cur float64

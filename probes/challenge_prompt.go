@@ -2,6 +2,7 @@ package probes
 
 import (
 	"bagen-data/reward"
+	"bagen-data/rollout"
 	"fmt"
 	"strconv"
 	"strings"
@@ -130,13 +131,13 @@ func consumptionText(l Ledger, k int) string {
 // RenderWarehouse builds a Warehouse probe's prompt: the estimator's system
 // prompt, the first w.After logged turns (user messages without their
 // reward annotation) and the estimation prompt.
-func RenderWarehouse(traj Trajectory, a Accounting, l Ledger, w WarehouseProbe) []Chat {
-	msgs := make([]Chat, 0, 2+2*w.After)
-	msgs = append(msgs, Chat{Role: "system", Content: WarehouseEstimatorSystem})
+func RenderWarehouse(traj rollout.Trajectory, a Accounting, l Ledger, w WarehouseProbe) []rollout.Message {
+	msgs := make([]rollout.Message, 0, 2+2*w.After)
+	msgs = append(msgs, rollout.Message{Role: "system", Content: WarehouseEstimatorSystem})
 	for _, pair := range a.Pairs[:w.After] {
 		msgs = append(msgs,
-			Chat{Role: "user", Content: StripReward(traj.Messages[pair[0]].Content)},
-			Chat{Role: "assistant", Content: traj.Messages[pair[1]].Content})
+			rollout.Message{Role: "user", Content: rollout.StripReward(traj.Messages[pair[0]].Content)},
+			rollout.Message{Role: "assistant", Content: traj.Messages[pair[1]].Content})
 	}
-	return append(msgs, Chat{Role: "user", Content: WarehouseText(l, w)})
+	return append(msgs, rollout.Message{Role: "user", Content: WarehouseText(l, w)})
 }

@@ -17,8 +17,8 @@ import (
 	"bagen-data/rollout"
 )
 
-func jsonl(data string) Record {
-	return Record{Pos: Position{File: "w.jsonl", Line: 3, Index: -1}, Data: []byte(data)}
+func jsonl(data string) rollout.Record {
+	return rollout.Record{Pos: rollout.Position{File: "w.jsonl", Line: 3, Index: -1}, Data: []byte(data)}
 }
 
 const okStep = `{"time_weeks":2,"warehouse_item_weeks":0,"cumulative_cost_usd":1,"cash_usd":5}`
@@ -42,7 +42,7 @@ func TestDecodeLedger(t *testing.T) {
 func TestDecodeLedgerErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		rec  Record
+		rec  rollout.Record
 		want string
 	}{
 		{"no metadata", jsonl(`{"custom_id":"x"}`), "w.jsonl:3: metadata: missing"},
@@ -64,7 +64,7 @@ func TestDecodeLedgerErrors(t *testing.T) {
 			"w.jsonl:3: metadata.steps[1]: want an object, got JSON number"},
 		{"metadata not an object", jsonl(`{"metadata":"x"}`), "w.jsonl:3: metadata: want an object, got JSON string"},
 		{"steps not an array", jsonl(`{"metadata":{"steps":{}}}`), "w.jsonl:3: metadata.steps: want an array, got JSON object"},
-		{"dialogue", Record{Pos: Position{File: "d.json", Index: 2}, Data: []byte(`{"turns":[]}`), Format: rollout.Dialogue},
+		{"dialogue", rollout.Record{Pos: rollout.Position{File: "d.json", Index: 2}, Data: []byte(`{"turns":[]}`), Format: rollout.Dialogue},
 			"d.json[2]: metadata.steps: estimation dialogues carry no warehouse usage; want canonical JSONL rollouts"},
 	}
 	for _, tt := range tests {
@@ -112,7 +112,7 @@ func FuzzDecodeLedger(f *testing.F) {
 
 func readWarehouse(t *testing.T) []Replay {
 	t.Helper()
-	rs, err := ReadReplays(context.Background(), []Source{FileSource(filepath.Join("testdata", "replay", "warehouse.jsonl"))}, ReplayOptions{Ledger: true})
+	rs, err := ReadReplays(context.Background(), []rollout.Source{rollout.FileSource(filepath.Join("testdata", "replay", "warehouse.jsonl"))}, ReplayOptions{Ledger: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,8 +122,8 @@ func readWarehouse(t *testing.T) []Replay {
 func TestReadReplaysLedgerSteps(t *testing.T) {
 	data := `{"custom_id":"x","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}],` +
 		`"metadata":{"success":true,"final_cash_usd":1,"steps":[` + okStep + `,` + okStep + `]}}` + "\n"
-	src := Source{Name: "two.jsonl", Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(data)), nil }}
-	_, err := ReadReplays(context.Background(), []Source{src}, ReplayOptions{Ledger: true})
+	src := rollout.Source{Name: "two.jsonl", Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(data)), nil }}
+	_, err := ReadReplays(context.Background(), []rollout.Source{src}, ReplayOptions{Ledger: true})
 	if want := "two.jsonl:1: metadata.steps: 2 steps for 1 turns, want one step per turn"; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
 	}
@@ -434,7 +434,7 @@ func TestRenderWarehouse(t *testing.T) {
 }
 
 func TestRenderSWEBenchReplay(t *testing.T) {
-	srcs := []Source{FileSource(filepath.Join("testdata", "replay", "swebench.jsonl"))}
+	srcs := []rollout.Source{rollout.FileSource(filepath.Join("testdata", "replay", "swebench.jsonl"))}
 	rs, err := ReadReplays(context.Background(), srcs, ReplayOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ type Compat struct {
 	success rollout.SuccessRule
 	// dialogue selects and replays an estimation dialogue's turns under a
 	// context limit (0: none known yet) (nil: as the reader does).
-	dialogue func(t Trajectory, limit int64) Trajectory
+	dialogue func(t rollout.Trajectory, limit int64) rollout.Trajectory
 }
 
 // Native is this tool's behaviour: the paper's appendix prompts and
@@ -186,8 +186,8 @@ func (c Compat) Budgets(rs []Replay, b Budget, fallback int64, task string) ([]i
 // log's own fields do not decide are left as read. Under BagenV1Compat an
 // estimation dialogue is then read as their TokenEstimationEnv reads it
 // (bagenV1Dialogue).
-func (c Compat) Decode(rec Record) (Trajectory, error) {
-	t, err := Decode(rec)
+func (c Compat) Decode(rec rollout.Record) (rollout.Trajectory, error) {
+	t, err := rollout.Decode(rec)
 	if err != nil {
 		return t, err
 	}
@@ -214,7 +214,7 @@ func (c Compat) CutOverLimit(rs []Replay, budgets []int64, o ReplayOptions) ([]R
 	}
 	outR, outB := make([]Replay, 0, len(rs)), make([]int64, 0, len(budgets))
 	for i, r := range rs {
-		if r.Traj.Dialogue == nil {
+		if r.Traj.Extra.Dialogue == nil {
 			outR, outB = append(outR, r), append(outB, budgets[i])
 			continue
 		}

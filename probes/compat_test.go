@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"bagen-data/rollout"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -37,7 +38,7 @@ func TestBenchBagenV1MatchesReference(t *testing.T) {
 				In  int64 `json:"input_tokens"`
 				Out int64 `json:"output_tokens"`
 			}
-			Messages []Chat
+			Messages []rollout.Message
 		} `json:"samples"`
 	}
 	readJSON(t, "testdata/bagen-v1/bench.json", &ref)
@@ -48,10 +49,10 @@ func TestBenchBagenV1MatchesReference(t *testing.T) {
 	var rs []Replay
 	var budgets []int64
 	for i, d := range in {
-		tr := Trajectory{ID: fmt.Sprint(i), Success: d.Success, Messages: []Message{{Role: "system", Content: d.Turns[0].Messages[0].Content, Tokens: Unrecorded}}}
+		tr := rollout.Trajectory{ID: fmt.Sprint(i), Success: d.Success, Messages: []rollout.Message{{Role: "system", Content: d.Turns[0].Messages[0].Content, Tokens: rollout.Unrecorded}}}
 		for _, turn := range d.Turns {
-			tr.Messages = append(tr.Messages, Message{Role: "user", Content: turn.User, Tokens: Unrecorded}, Message{Role: "assistant", Content: turn.Parsed, Tokens: Unrecorded})
-			tr.API = append(tr.API, APITokens{Input: turn.Input, Output: turn.Output})
+			tr.Messages = append(tr.Messages, rollout.Message{Role: "user", Content: turn.User, Tokens: rollout.Unrecorded}, rollout.Message{Role: "assistant", Content: turn.Parsed, Tokens: rollout.Unrecorded})
+			tr.API = append(tr.API, rollout.APITokens{Input: turn.Input, Output: turn.Output})
 		}
 		// A tokenizer is at hand, yet the authors' env subtracts the whole
 		// output (raw == parsed), not the replayed text's count.
@@ -184,12 +185,12 @@ func TestBagenV1PresetTemplate(t *testing.T) {
 func TestBagenV1Accounting(t *testing.T) {
 	tests := []struct {
 		name  string
-		api   []APITokens
+		api   []rollout.APITokens
 		turns []TurnTokens
 	}{
-		{"negative delta clamps to 0", []APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 90, Output: 10}},
+		{"negative delta clamps to 0", []rollout.APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 90, Output: 10}},
 			[]TurnTokens{{100, 20}, {30, 30}, {0, 10}}},
-		{"recorded reasoning", []APITokens{{Input: 100, Output: 500, Reasoning: tokens(480)}, {Input: 150, Output: 600}, {Input: 800, Output: 50}},
+		{"recorded reasoning", []rollout.APITokens{{Input: 100, Output: 500, Reasoning: tokens(480)}, {Input: 150, Output: 600}, {Input: 800, Output: 50}},
 			[]TurnTokens{{100, 500}, {30, 600}, {50, 50}}},
 	}
 	for _, tt := range tests {

@@ -27,11 +27,11 @@ import (
 // The logged turns stay in Dialogue, so that the cut can be made again once
 // the budget is known (Compat.CutOverLimit). Other trajectories are
 // returned as they are.
-func bagenV1Dialogue(t Trajectory, limit int64) Trajectory {
-	if t.Dialogue == nil {
+func bagenV1Dialogue(t rollout.Trajectory, limit int64) rollout.Trajectory {
+	if t.Extra.Dialogue == nil {
 		return t
 	}
-	turns := slices.Clone(t.Dialogue)
+	turns := slices.Clone(t.Extra.Dialogue)
 	slices.SortStableFunc(turns, func(a, b rollout.DialogueTurn) int { return cmp.Compare(a.TurnIdx, b.TurnIdx) })
 	v := t
 	v.Messages, v.API = nil, nil
@@ -44,24 +44,24 @@ func bagenV1Dialogue(t Trajectory, limit int64) Trajectory {
 			continue
 		}
 		if len(v.Messages) == 0 && d.System != nil {
-			v.Messages = append(v.Messages, Message{Role: "system", Content: *d.System, Tokens: Unrecorded})
+			v.Messages = append(v.Messages, rollout.Message{Role: "system", Content: *d.System, Tokens: rollout.Unrecorded})
 		}
 		user := d.LastUser
 		if d.UserPrompt != nil {
 			user = *d.UserPrompt
 		}
 		v.Success = v.Success || d.Success
-		api := APITokens{Input: firstCount(d.Input, d.InputTokens), Output: firstCount(d.Output, d.OutputTokens, d.ActualToken), Reasoning: d.Reasoning}
+		api := rollout.APITokens{Input: firstCount(d.Input, d.InputTokens), Output: firstCount(d.Output, d.OutputTokens, d.ActualToken), Reasoning: d.Reasoning}
 		switch {
-		case api.Output == Unrecorded:
+		case api.Output == rollout.Unrecorded:
 		case api.Reasoning == nil:
 			api.Reasoning = rollout.Tokens(api.Output - visibleByWords(api.Output, d))
 		case *api.Reasoning > api.Output: // an output from output_tokens or actual_token
 			api.Reasoning = rollout.Tokens(api.Output) // their max(0, output − reasoning)
 		}
 		v.Messages = append(v.Messages,
-			Message{Role: "user", Content: user, Tokens: Unrecorded},
-			Message{Role: "assistant", Content: asst, Tokens: Unrecorded})
+			rollout.Message{Role: "user", Content: user, Tokens: rollout.Unrecorded},
+			rollout.Message{Role: "assistant", Content: asst, Tokens: rollout.Unrecorded})
 		v.API = append(v.API, api)
 	}
 	return v
@@ -72,18 +72,18 @@ func bagenV1Dialogue(t Trajectory, limit int64) Trajectory {
 // text and executed no action. Never with limit 0.
 func overLimit(d rollout.DialogueTurn, limit int64) bool {
 	total := turnTotal(d)
-	return limit > 0 && total != Unrecorded && total > limit && !d.Success && envAssistant(d) != "" && d.NoActions
+	return limit > 0 && total != rollout.Unrecorded && total > limit && !d.Success && envAssistant(d) != "" && d.NoActions
 }
 
 // turnTotal is _resolve_turn_total_tokens: api_total_tokens, else
 // total_tokens, else the input plus the output when either is recorded
 // (api_ counts first), else actual_token.
 func turnTotal(d rollout.DialogueTurn) int64 {
-	if n := firstCount(d.APITotal, d.Total); n != Unrecorded {
+	if n := firstCount(d.APITotal, d.Total); n != rollout.Unrecorded {
 		return n
 	}
 	in, out := firstCount(d.Input, d.InputTokens), firstCount(d.Output, d.OutputTokens)
-	if in != Unrecorded || out != Unrecorded {
+	if in != rollout.Unrecorded || out != rollout.Unrecorded {
 		return max(in, 0) + max(out, 0)
 	}
 	return d.ActualToken
@@ -94,11 +94,11 @@ func turnTotal(d rollout.DialogueTurn) int64 {
 // output_tokens and actual_token), else Unrecorded.
 func firstCount(ns ...int64) int64 {
 	for _, n := range ns {
-		if n != Unrecorded {
+		if n != rollout.Unrecorded {
 			return n
 		}
 	}
-	return Unrecorded
+	return rollout.Unrecorded
 }
 
 // envAssistant is _resolve_turn_assistant_content: the first non-empty of

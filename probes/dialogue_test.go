@@ -22,8 +22,8 @@ import (
 // third rollout, truncated from its first turn, is skipped as the env
 // skips it.
 func TestBagenV1DialogueReplay(t *testing.T) {
-	src := FileSource(filepath.Join("testdata", "bagen-v1", "dialogue.json"))
-	rs, err := ReadReplays(context.Background(), []Source{src}, ReplayOptions{Compat: BagenV1Compat})
+	src := rollout.FileSource(filepath.Join("testdata", "bagen-v1", "dialogue.json"))
+	rs, err := ReadReplays(context.Background(), []rollout.Source{src}, ReplayOptions{Compat: BagenV1Compat})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +79,9 @@ func TestBagenV1DialogueReplay(t *testing.T) {
 // the reader's own choices (raw_response replayed, file order, the
 // first-present success rule).
 func TestNativeDialogueReadsAsLogged(t *testing.T) {
-	src := FileSource(filepath.Join("testdata", "bagen-v1", "dialogue.json"))
-	var got []Trajectory
-	err := Scan(context.Background(), src, func(rec Record) error {
+	src := rollout.FileSource(filepath.Join("testdata", "bagen-v1", "dialogue.json"))
+	var got []rollout.Trajectory
+	err := rollout.Scan(context.Background(), src, func(rec rollout.Record) error {
 		tr, err := Native.Decode(rec)
 		got = append(got, tr)
 		return err
@@ -144,13 +144,13 @@ func FuzzBagenV1Decode(f *testing.F) {
 	f.Add([]byte(`{"custom_id":"t","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}],"metadata":{"x/success":"1","y/success":0}}`), false)
 	f.Add([]byte(`{"turns":[{"messages":[{"role":"system","content":"s"}],"user_prompt":"u","parsed_response":"p","output_tokens":3,"api_interactions":[{"usage":{"raw":{"output_tokens_details":{"reasoning_tokens":40}}}},7],"api_total_tokens":90,"actions":[]},{"user_prompt":"v","parsed_response":"q","api_input_tokens":50,"api_output_tokens":5}]}`), true)
 	f.Fuzz(func(t *testing.T, data []byte, dialogue bool) {
-		rec := Record{Pos: Position{File: "f", Line: 1, Index: -1}, Data: data, Format: map[bool]*rollout.Format{true: rollout.Dialogue, false: rollout.Rollout}[dialogue]}
+		rec := rollout.Record{Pos: rollout.Position{File: "f", Line: 1, Index: -1}, Data: data, Format: map[bool]*rollout.Format{true: rollout.Dialogue, false: rollout.Rollout}[dialogue]}
 		tr, err := BagenV1Compat.Decode(rec)
 		if err != nil {
 			return
 		}
 		for i, a := range tr.API {
-			if a.Output != Unrecorded && a.Reasoning != nil && (*a.Reasoning < 0 || *a.Reasoning > a.Output) {
+			if a.Output != rollout.Unrecorded && a.Reasoning != nil && (*a.Reasoning < 0 || *a.Reasoning > a.Output) {
 				t.Fatalf("API[%d] = %+v", i, a)
 			}
 		}
@@ -176,8 +176,8 @@ func FuzzBagenV1Decode(f *testing.F) {
 // turn past the limit that did not succeed, has assistant text and
 // records that it executed no action.
 func TestOverLimit(t *testing.T) {
-	base := rollout.DialogueTurn{Parsed: "a", Input: 4200, Output: 118, APITotal: 4318, Total: Unrecorded,
-		InputTokens: Unrecorded, OutputTokens: Unrecorded, ActualToken: Unrecorded, NoActions: true}
+	base := rollout.DialogueTurn{Parsed: "a", Input: 4200, Output: 118, APITotal: 4318, Total: rollout.Unrecorded,
+		InputTokens: rollout.Unrecorded, OutputTokens: rollout.Unrecorded, ActualToken: rollout.Unrecorded, NoActions: true}
 	tests := []struct {
 		name  string
 		edit  func(d *rollout.DialogueTurn)
@@ -190,8 +190,8 @@ func TestOverLimit(t *testing.T) {
 		{"succeeded", func(d *rollout.DialogueTurn) { d.Success = true }, 3500, false},
 		{"no assistant text", func(d *rollout.DialogueTurn) { d.Parsed = " " }, 3500, false},
 		{"actions executed or not recorded", func(d *rollout.DialogueTurn) { d.NoActions = false }, 3500, false},
-		{"total from input and output", func(d *rollout.DialogueTurn) { d.APITotal = Unrecorded }, 4317, true},
-		{"total_tokens before the sum", func(d *rollout.DialogueTurn) { d.APITotal, d.Total = Unrecorded, 100 }, 3500, false},
+		{"total from input and output", func(d *rollout.DialogueTurn) { d.APITotal = rollout.Unrecorded }, 4317, true},
+		{"total_tokens before the sum", func(d *rollout.DialogueTurn) { d.APITotal, d.Total = rollout.Unrecorded, 100 }, 3500, false},
 	}
 	for _, tt := range tests {
 		d := base
@@ -217,7 +217,7 @@ func TestCutOverLimitSuccess(t *testing.T) {
 	}
 	for _, c := range []Compat{Native, BagenV1Compat} {
 		o := ReplayOptions{Counter: words{}, Compat: c}
-		rs, err := ReadReplays(context.Background(), []Source{FileSource(path)}, o)
+		rs, err := ReadReplays(context.Background(), []rollout.Source{rollout.FileSource(path)}, o)
 		if err != nil {
 			t.Fatal(err)
 		}

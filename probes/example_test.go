@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // A three-turn rollout with a 10-token system prompt, labelled with the
@@ -22,6 +23,6 @@ func ExampleProbes() {
 }
 
 func ExampleStripReward() {
-	fmt.Printf("%q\n", probes.StripReward("State:\n#_P_# (reward: -0.1)\n"))
+	fmt.Printf("%q\n", rollout.StripReward("State:\n#_P_# (reward: -0.1)\n"))
 	// Output: "State:\n#_P_#"
 }

@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"bagen-data/rollout"
 	"errors"
 	"fmt"
 )
@@ -72,7 +73,7 @@ func (k AccountingKind) String() string {
 // message, so that the bagen-v1 labels, which add it, count it as the
 // message rule does: its user message's count. The result has passed
 // Accounting.Check with sys. AccountingUnknown is a programmer error.
-func (k AccountingKind) Account(t Trajectory, c Counter, system string, compat Compat) (Accounting, int64, error) {
+func (k AccountingKind) Account(t rollout.Trajectory, c Counter, system string, compat Compat) (Accounting, int64, error) {
 	switch k {
 	case AccountingMessage:
 		acc, err := Account(t, c)

@@ -4,19 +4,20 @@ import (
 	"fmt"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // The two accountings of one logged run: two turns whose requests count
 // 30 and 47 input tokens, history included, with outputs of 5 and 6; the
 // user messages record 10 and 20 tokens and the system prompt 7.
 func ExampleAccountingKind_Account() {
-	t := probes.Trajectory{ID: "run", Inputs: probes.InputsRequest, Messages: []probes.Message{
+	t := rollout.Trajectory{ID: "run", Inputs: rollout.InputsRequest, Messages: []rollout.Message{
 		{Role: "system", Content: "be brief", Tokens: 7},
 		{Role: "user", Content: "task", Tokens: 10},
 		{Role: "assistant", Content: "a", Tokens: 5},
 		{Role: "user", Content: "observation", Tokens: 20},
 		{Role: "assistant", Content: "b", Tokens: 6},
-	}, API: []probes.APITokens{{Input: 30, Output: 5}, {Input: 47, Output: 6}}}
+	}, API: []rollout.APITokens{{Input: 30, Output: 5}, {Input: 47, Output: 6}}}
 	for _, kind := range probes.AccountingKinds {
 		acc, sys, err := kind.Account(t, nil, "be brief", probes.Native)
 		if err != nil {

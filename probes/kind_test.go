@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"bagen-data/rollout"
 	"errors"
 	"strings"
 	"testing"
@@ -9,15 +10,15 @@ import (
 // kindTrajectory is two turns and a trailing message, with recorded
 // counts (sys 7, users 10 and 20, outputs 5 and 6, trailing 4) and
 // request usage of 30 then 30 + 5 + 12 = 47 input tokens.
-func kindTrajectory() Trajectory {
-	return Trajectory{ID: "k", Inputs: InputsRequest, Messages: []Message{
+func kindTrajectory() rollout.Trajectory {
+	return rollout.Trajectory{ID: "k", Inputs: rollout.InputsRequest, Messages: []rollout.Message{
 		{Role: "system", Content: "be brief", Tokens: 7},
 		{Role: "user", Content: "task", Tokens: 10},
 		{Role: "assistant", Content: "a", Tokens: 5},
 		{Role: "user", Content: "obs", Tokens: 20},
 		{Role: "assistant", Content: "b", Tokens: 6},
 		{Role: "user", Content: "end", Tokens: 4},
-	}, API: []APITokens{
+	}, API: []rollout.APITokens{
 		{Input: 30, Output: 5},
 		{Input: 47, Output: 6},
 	}}

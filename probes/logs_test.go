@@ -110,7 +110,7 @@ func TestGapKeepsTheLogsTotal(t *testing.T) {
 			for gap := 0; gap < n-1; gap++ {
 				traj := r.Traj
 				traj.API = slices.Clone(r.Traj.API)
-				traj.API[gap] = APITokens{Input: Unrecorded, Output: Unrecorded}
+				traj.API[gap] = rollout.APITokens{Input: rollout.Unrecorded, Output: rollout.Unrecorded}
 				want := traj.API[n-1].Input + traj.API[n-1].Output
 				for k := range n - 1 {
 					if rs := traj.API[k].Reasoning; rs != nil && k != gap {
@@ -140,7 +140,7 @@ func TestGapKeepsTheLogsTotal(t *testing.T) {
 func TestSeenBeforeTheGapCloses(t *testing.T) {
 	// Turn 2 (index 1) without usage; turn 3's request closes the gap:
 	// 190 − 100 − 20 − 30 = 40 split 3 : 4 (17, 23), fallbacks 3 and 4.
-	api := []APITokens{{Input: 100, Output: 20}, {Input: Unrecorded, Output: 30}, {Input: 190, Output: 10}}
+	api := []rollout.APITokens{{Input: 100, Output: 20}, {Input: rollout.Unrecorded, Output: 30}, {Input: 190, Output: 10}}
 	r, err := NewReplay(apiTrajectory(api), words{}, "")
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/reward"
+	"bagen-data/rollout"
 )
 
 // words counts whitespace-separated words: a stand-in tokenizer for the
@@ -30,18 +31,18 @@ func TestStripReward(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := StripReward(tt.in); got != tt.want {
+			if got := rollout.StripReward(tt.in); got != tt.want {
 				t.Errorf("StripReward(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
 }
 
-func msgs(roles string) []Message {
-	var out []Message
+func msgs(roles string) []rollout.Message {
+	var out []rollout.Message
 	for i, r := range strings.Split(roles, " ") {
 		role := map[string]string{"s": "system", "u": "user", "a": "assistant"}[r]
-		out = append(out, Message{Role: role, Content: role + string(rune('0'+i)), Tokens: Unrecorded})
+		out = append(out, rollout.Message{Role: role, Content: role + string(rune('0'+i)), Tokens: rollout.Unrecorded})
 	}
 	return out
 }
@@ -71,21 +72,21 @@ func TestPair(t *testing.T) {
 }
 
 func TestAccount(t *testing.T) {
-	traj := Trajectory{
-		Pos: Position{File: "r.jsonl", Line: 4, Index: -1},
-		Messages: []Message{
-			{Role: "system", Content: "ignored system prompt", Tokens: Unrecorded},
-			{Role: "user", Content: "one two three", Tokens: Unrecorded},
-			{Role: "assistant", Content: "a b", Tokens: Unrecorded},
-			{Role: "user", Content: "four five (reward: -0.1)", Tokens: Unrecorded},
+	traj := rollout.Trajectory{
+		Pos: rollout.Position{File: "r.jsonl", Line: 4, Index: -1},
+		Messages: []rollout.Message{
+			{Role: "system", Content: "ignored system prompt", Tokens: rollout.Unrecorded},
+			{Role: "user", Content: "one two three", Tokens: rollout.Unrecorded},
+			{Role: "assistant", Content: "a b", Tokens: rollout.Unrecorded},
+			{Role: "user", Content: "four five (reward: -0.1)", Tokens: rollout.Unrecorded},
 			{Role: "assistant", Content: "c d e", Tokens: 9},
 			{Role: "user", Content: "x y", Tokens: 4},
-			{Role: "assistant", Content: "f", Tokens: Unrecorded},
-			{Role: "user", Content: "last words here (reward: 1.0)", Tokens: Unrecorded},
+			{Role: "assistant", Content: "f", Tokens: rollout.Unrecorded},
+			{Role: "user", Content: "last words here (reward: 1.0)", Tokens: rollout.Unrecorded},
 		},
 		// Turn 0's API output count wins over the text; turn 1 has no API
 		// output recorded, so the message's own count is used.
-		API: []APITokens{{Input: 100, Output: 40}, {Input: 120, Output: Unrecorded}},
+		API: []rollout.APITokens{{Input: 100, Output: 40}, {Input: 120, Output: rollout.Unrecorded}},
 	}
 	a, err := Account(traj, words{})
 	if err != nil {
@@ -292,7 +293,7 @@ func FuzzStripReward(f *testing.F) {
 				return
 			}
 		}
-		if got, want := StripReward(s), re.ReplaceAllString(s, ""); got != want {
+		if got, want := rollout.StripReward(s), re.ReplaceAllString(s, ""); got != want {
 			t.Errorf("StripReward(%q) = %q, regexp gives %q", s, got, want)
 		}
 	})

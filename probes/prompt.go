@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"bagen-data/rollout"
 	"fmt"
 	"os"
 	"sort"
@@ -312,42 +313,37 @@ func makeOutputSpec(think, thinkSpace, point bool) string {
 		prefix + "<answer>impossible</answer>"
 }
 
-// Chat is one rendered chat message.
-type Chat struct {
-	Role, Content string
-}
-
 // Render builds the probe's prompt: the task's system prompt, the visible
 // history and the probe text. At p = 0 the probe text follows user_0 after
 // a blank line (verl's multi-turn SFT needs strict role alternation);
 // otherwise it is a new user message after assistant_{p−1}. User messages
 // are shown without their reward annotation.
-func (t Task) Render(traj Trajectory, a Accounting, p Probe, budget int64, think bool) []Chat {
+func (t Task) Render(traj rollout.Trajectory, a Accounting, p Probe, budget int64, think bool) []rollout.Message {
 	text := t.ProbeText(a.Seen(p.After), p.After, budget, think)
-	msgs := make([]Chat, 0, 2+2*p.After)
-	msgs = append(msgs, Chat{Role: "system", Content: t.system(traj, budget)})
+	msgs := make([]rollout.Message, 0, 2+2*p.After)
+	msgs = append(msgs, rollout.Message{Role: "system", Content: t.system(traj, budget)})
 	if p.After == 0 {
 		if len(a.Pairs) > 0 {
-			text = t.joinUser0(StripReward(traj.Messages[a.Pairs[0][0]].Content), text)
+			text = t.joinUser0(rollout.StripReward(traj.Messages[a.Pairs[0][0]].Content), text)
 		}
-		return append(msgs, Chat{Role: "user", Content: text})
+		return append(msgs, rollout.Message{Role: "user", Content: text})
 	}
 	for _, pair := range a.Pairs[:p.After] {
 		user := traj.Messages[pair[0]].Content
 		if !t.rawHistory {
-			user = StripReward(user)
+			user = rollout.StripReward(user)
 		}
 		msgs = append(msgs,
-			Chat{Role: "user", Content: user},
-			Chat{Role: "assistant", Content: traj.Messages[pair[1]].Content})
+			rollout.Message{Role: "user", Content: user},
+			rollout.Message{Role: "assistant", Content: traj.Messages[pair[1]].Content})
 	}
-	return append(msgs, Chat{Role: "user", Content: text})
+	return append(msgs, rollout.Message{Role: "user", Content: text})
 }
 
 // system is the system prompt shown with traj: its own (stripped) when t
 // shows the source's and it has a non-blank one, else t.System, filled
 // and stripped when t asks with a template.
-func (t Task) system(traj Trajectory, budget int64) string {
+func (t Task) system(traj rollout.Trajectory, budget int64) string {
 	if t.sourceSystem && len(traj.Messages) > 0 && traj.Messages[0].Role == "system" {
 		if s := PyStrip(traj.Messages[0].Content); s != "" {
 			return s

@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"bagen-data/rollout"
 	"errors"
 	"fmt"
 	"regexp"
@@ -50,7 +51,7 @@ func (e *PromptError) Unwrap() error { return e.Err }
 // must equal the text, so anything the renderer cannot have written (a
 // changed word, a total that is not input + output, turns out of order) is
 // an error naming what does not match.
-func ParseProbe(msgs []Chat) (Stated, error) {
+func ParseProbe(msgs []rollout.Message) (Stated, error) {
 	if len(msgs) == 0 {
 		return Stated{}, &PromptError{Field: "messages", Err: fmt.Errorf("%w: no messages", ErrNotProbe)}
 	}
@@ -286,7 +287,7 @@ func parseUsage(s string, after int) ([]TurnTokens, error) {
 
 // pick names the preset: the one among f's whose system prompt the chat
 // shows, else the first.
-func (f *probeForm) pick(msgs []Chat) string {
+func (f *probeForm) pick(msgs []rollout.Message) string {
 	if len(msgs) > 1 && msgs[0].Role == "system" {
 		sys := PyStrip(msgs[0].Content)
 		for i, s := range f.systems {

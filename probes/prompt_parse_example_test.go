@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // ExampleParseProbe reads back the numbers a Sokoban probe after two turns
@@ -11,7 +12,7 @@ import (
 // it.
 func ExampleParseProbe() {
 	turns := []probes.TurnTokens{{In: 120, Out: 30}, {In: 80, Out: 25}}
-	msgs := []probes.Chat{
+	msgs := []rollout.Message{
 		{Role: "system", Content: probes.SokobanSystem},
 		{Role: "user", Content: "Grid 0"}, {Role: "assistant", Content: "<answer>Up</answer>"},
 		{Role: "user", Content: "Grid 1"}, {Role: "assistant", Content: "<answer>Left</answer>"},
@@ -20,7 +21,7 @@ func ExampleParseProbe() {
 	st, err := probes.ParseProbe(msgs)
 	fmt.Println(st.Task, st.Turns, st.Budget, err)
 
-	_, err = probes.ParseProbe([]probes.Chat{{Role: "user", Content: "How long will this take?"}})
+	_, err = probes.ParseProbe([]rollout.Message{{Role: "user", Content: "How long will this take?"}})
 	fmt.Println(err)
 	// Output:
 	// sokoban [{120 30} {80 25}] 2500 <nil>

@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"bagen-data/rollout"
 	"errors"
 	"strings"
 	"testing"
@@ -53,19 +54,19 @@ func TestParseProbeErrors(t *testing.T) {
 	traj, acc := renderTrajectory()
 	good := Tasks["sokoban"].Render(traj, acc, Probe{After: 2}, 2500, false)
 	last := good[len(good)-1].Content
-	with := func(old, new string) []Chat {
-		msgs := append([]Chat(nil), good...)
+	with := func(old, new string) []rollout.Message {
+		msgs := append([]rollout.Message(nil), good...)
 		msgs[len(msgs)-1].Content = strings.Replace(last, old, new, 1)
 		return msgs
 	}
 	tests := []struct {
 		name string
-		msgs []Chat
+		msgs []rollout.Message
 		want string
 	}{
 		{"no messages", nil, "messages: not a budget probe of a known task: no messages"},
 		{"ends with the assistant", good[:5], `messages[4].role: not a budget probe of a known task: the last message must be the user's estimation prompt, got role "assistant"`},
-		{"another question", []Chat{{Role: "user", Content: "What is 2+2?"}},
+		{"another question", []rollout.Message{{Role: "user", Content: "What is 2+2?"}},
 			`messages[0].content: not a budget probe of a known task: no estimation prompt of searchr1, sokoban, swebench, warehouse ends the message (want "Based on the provided" … filled by the renderer)`},
 		{"text after the prompt", with("<answer>impossible</answer>", "<answer>impossible</answer> thanks"),
 			`messages[5].content: not a budget probe of a known task: no estimation prompt of searchr1, sokoban, swebench, warehouse ends the message (want "Based on the provided" … filled by the renderer)`},
@@ -115,7 +116,7 @@ func FuzzParseProbe(f *testing.F) {
 	}
 	f.Add("system", "Grid 0")
 	f.Fuzz(func(t *testing.T, sys, text string) {
-		st, err := ParseProbe([]Chat{{Role: "system", Content: sys}, {Role: "user", Content: text}})
+		st, err := ParseProbe([]rollout.Message{{Role: "system", Content: sys}, {Role: "user", Content: text}})
 		if err != nil {
 			if !errors.Is(err, ErrNotProbe) {
 				t.Fatalf("%q: %v does not wrap ErrNotProbe", text, err)

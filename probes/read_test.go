@@ -16,7 +16,7 @@ func FuzzDecodeAccount(f *testing.F) {
 	f.Add([]byte(`{"turns":[{"user_prompt":"u","raw_response":"r","api_input_tokens":4}],"success":1}`), true)
 	f.Add([]byte(`{"custom_id":"t","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b c"},{"role":"user","content":"d"},{"role":"assistant","content":"e"},{"role":"user","content":"f"},{"role":"assistant","content":"g"}],"per_turn_api_tokens":[{"input":10,"output":50,"reasoning":0},{"output":5,"retried":{"calls":1,"output":3}},{"input":30,"output":2,"reasoning":null}],"api_inputs":"request"}`), false)
 	f.Fuzz(func(t *testing.T, data []byte, dialogue bool) {
-		tr, err := Decode(Record{Pos: Position{File: "f", Line: 1, Index: -1}, Data: data, Format: map[bool]*rollout.Format{true: rollout.Dialogue, false: rollout.Rollout}[dialogue]})
+		tr, err := rollout.Decode(rollout.Record{Pos: rollout.Position{File: "f", Line: 1, Index: -1}, Data: data, Format: map[bool]*rollout.Format{true: rollout.Dialogue, false: rollout.Rollout}[dialogue]})
 		if err != nil {
 			return
 		}

@@ -1,6 +1,7 @@
 package probes
 
 import (
+	"bagen-data/rollout"
 	"flag"
 	"os"
 	"path/filepath"
@@ -29,8 +30,8 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-func renderTrajectory() (Trajectory, Accounting) {
-	traj := Trajectory{Messages: []Message{
+func renderTrajectory() (rollout.Trajectory, Accounting) {
+	traj := rollout.Trajectory{Messages: []rollout.Message{
 		{Role: "user", Content: "Grid 0"},
 		{Role: "assistant", Content: "<answer>Up</answer>"},
 		{Role: "user", Content: "Grid 1 (reward: -0.1)"},

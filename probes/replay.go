@@ -160,7 +160,7 @@ func (s InputSource) String() string {
 // Replay is one rollout prepared for replay probes. It is a value; share
 // it between goroutines only for reading.
 type Replay struct {
-	Traj Trajectory
+	Traj rollout.Trajectory
 	// Acc holds the turns (Pairs) and their usage without replayed history
 	// (Turns). Trailing is never counted.
 	Acc Accounting
@@ -181,7 +181,7 @@ type Replay struct {
 // accounting"). system is the task's system prompt, counted with c when the
 // inputs come from the messages; c may be nil when every count it would
 // need is recorded (else the error wraps ErrNoTokenizer).
-func NewReplay(t Trajectory, c Counter, system string) (Replay, error) {
+func NewReplay(t rollout.Trajectory, c Counter, system string) (Replay, error) {
 	return Native.NewReplay(t, c, system)
 }
 
@@ -191,11 +191,11 @@ func NewReplay(t Trajectory, c Counter, system string) (Replay, error) {
 // word-ratio estimate, carried as the reasoning) and clamps a negative
 // delta to 0 as their env does, where Native falls back to the user
 // message's count.
-func (c Compat) NewReplay(t Trajectory, counter Counter, system string) (Replay, error) {
+func (c Compat) NewReplay(t rollout.Trajectory, counter Counter, system string) (Replay, error) {
 	return newReplay(t, counter, system, c.accounting)
 }
 
-func newReplay(t Trajectory, c Counter, system string, rule accountingRule) (Replay, error) {
+func newReplay(t rollout.Trajectory, c Counter, system string, rule accountingRule) (Replay, error) {
 	acc, src, err := replayAccount(t, c, rule)
 	if err != nil {
 		return Replay{}, err
@@ -251,11 +251,11 @@ func (r Replay) Probes(budget int64) []Probe {
 // SystemTokens is the count of the system prompt: c's count of system, or,
 // without a counter, the log's own count when its first message is that
 // system prompt with a recorded count.
-func SystemTokens(t Trajectory, system string, c Counter) (int64, error) {
+func SystemTokens(t rollout.Trajectory, system string, c Counter) (int64, error) {
 	if c != nil {
 		return int64(c.Count(system)), nil
 	}
-	if len(t.Messages) > 0 && t.Messages[0].Role == "system" && t.Messages[0].Content == system && t.Messages[0].Tokens != Unrecorded {
+	if len(t.Messages) > 0 && t.Messages[0].Role == "system" && t.Messages[0].Content == system && t.Messages[0].Tokens != rollout.Unrecorded {
 		return t.Messages[0].Tokens, nil
 	}
 	return 0, fmt.Errorf("%s: system prompt: %w", t.Pos, ErrNoTokenizer)
@@ -373,15 +373,15 @@ type ReplayOptions struct {
 
 // ReadReplays reads every record of srcs in order into a Replay. Ids must
 // be unique (the error is a *DuplicateError).
-func ReadReplays(ctx context.Context, srcs []Source, o ReplayOptions) ([]Replay, error) {
+func ReadReplays(ctx context.Context, srcs []rollout.Source, o ReplayOptions) ([]Replay, error) {
 	var out []Replay
-	seen := map[string]Position{}
+	seen := map[string]rollout.Position{}
 	for _, src := range srcs {
 		prefix := ""
 		if o.PrefixIDs {
-			prefix = BaseID(src.Name) + ":"
+			prefix = rollout.BaseID(src.Name) + ":"
 		}
-		err := Scan(ctx, src, func(rec Record) error {
+		err := rollout.Scan(ctx, src, func(rec rollout.Record) error {
 			r, err := readReplay(rec, o)
 			if errors.Is(err, errNoTurnKept) {
 				return nil
@@ -412,7 +412,7 @@ func ReadReplays(ctx context.Context, srcs []Source, o ReplayOptions) ([]Replay,
 // env skips such a rollout, and so does ReadReplays.
 var errNoTurnKept = errors.New("no turn kept")
 
-func readReplay(rec Record, o ReplayOptions) (Replay, error) {
+func readReplay(rec rollout.Record, o ReplayOptions) (Replay, error) {
 	t, err := o.Compat.Decode(rec)
 	if err != nil {
 		return Replay{}, err

@@ -1,5 +1,7 @@
 package probes
 
+import "bagen-data/rollout"
+
 // Bench is one rendered benchmark probe of `bagen-data probes`.
 type Bench struct {
 	Rollout    int // index of the rollout in its family
@@ -11,7 +13,7 @@ type Bench struct {
 	Possible                bool
 	// TurnUsage is the per-turn usage of the k visible turns (token tasks).
 	TurnUsage []TurnTokens
-	Prompt    []Chat
+	Prompt    []rollout.Message
 	// Warehouse is the three-dimension truth of a Warehouse probe; nil for
 	// token probes.
 	Warehouse *WarehouseProbe

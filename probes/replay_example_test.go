@@ -4,22 +4,23 @@ import (
 	"fmt"
 
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // A SWE-bench-style log records each request's input with the history
 // included: the replay shows per-turn deltas instead.
 func ExampleNewReplay() {
-	t := probes.Trajectory{
+	t := rollout.Trajectory{
 		ID: "swe_0001",
-		Messages: []probes.Message{
-			{Role: "user", Content: "Issue: ...", Tokens: probes.Unrecorded},
-			{Role: "assistant", Content: "ls", Tokens: probes.Unrecorded},
-			{Role: "user", Content: "core.py tests", Tokens: probes.Unrecorded},
-			{Role: "assistant", Content: "sed -n 1,40p core.py", Tokens: probes.Unrecorded},
-			{Role: "user", Content: "def f(): ...", Tokens: probes.Unrecorded},
-			{Role: "assistant", Content: "submit", Tokens: probes.Unrecorded},
+		Messages: []rollout.Message{
+			{Role: "user", Content: "Issue: ...", Tokens: rollout.Unrecorded},
+			{Role: "assistant", Content: "ls", Tokens: rollout.Unrecorded},
+			{Role: "user", Content: "core.py tests", Tokens: rollout.Unrecorded},
+			{Role: "assistant", Content: "sed -n 1,40p core.py", Tokens: rollout.Unrecorded},
+			{Role: "user", Content: "def f(): ...", Tokens: rollout.Unrecorded},
+			{Role: "assistant", Content: "submit", Tokens: rollout.Unrecorded},
 		},
-		API:     []probes.APITokens{{Input: 1200, Output: 80}, {Input: 1400, Output: 60}, {Input: 1900, Output: 40}},
+		API:     []rollout.APITokens{{Input: 1200, Output: 80}, {Input: 1400, Output: 60}, {Input: 1900, Output: 40}},
 		Success: true,
 	}
 	r, err := probes.NewReplay(t, nil, "")

@@ -29,8 +29,8 @@ func TestHistoryIncluded(t *testing.T) {
 		{"shorter outputs bound the turns", []int64{100, 150, 10, 10}, []int64{50}, false},
 		// 190 is compared with 100, the last recorded input, + 60, the
 		// output of the turn before it.
-		{"an unrecorded input is skipped", []int64{100, Unrecorded, 190}, []int64{50, 60, 9}, true},
-		{"only unrecorded neighbours", []int64{Unrecorded, 100, Unrecorded}, []int64{50, 60, 9}, false},
+		{"an unrecorded input is skipped", []int64{100, rollout.Unrecorded, 190}, []int64{50, 60, 9}, true},
+		{"only unrecorded neighbours", []int64{rollout.Unrecorded, 100, rollout.Unrecorded}, []int64{50, 60, 9}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,17 +43,17 @@ func TestHistoryIncluded(t *testing.T) {
 
 // apiTrajectory has three turns whose user messages count 2, 3 and 4
 // words, a 5-word system prompt and the given API usage.
-func apiTrajectory(api []APITokens) Trajectory {
-	return Trajectory{
-		Pos: Position{File: "swe.jsonl", Line: 2, Index: -1},
-		Messages: []Message{
-			{Role: "system", Content: "one two three four five", Tokens: Unrecorded},
-			{Role: "user", Content: "u1 u1", Tokens: Unrecorded},
-			{Role: "assistant", Content: "a", Tokens: Unrecorded},
-			{Role: "user", Content: "u2 u2 u2 (reward: 0.5)", Tokens: Unrecorded},
-			{Role: "assistant", Content: "a a", Tokens: Unrecorded},
-			{Role: "user", Content: "u3 u3 u3 u3", Tokens: Unrecorded},
-			{Role: "assistant", Content: "a a a", Tokens: Unrecorded},
+func apiTrajectory(api []rollout.APITokens) rollout.Trajectory {
+	return rollout.Trajectory{
+		Pos: rollout.Position{File: "swe.jsonl", Line: 2, Index: -1},
+		Messages: []rollout.Message{
+			{Role: "system", Content: "one two three four five", Tokens: rollout.Unrecorded},
+			{Role: "user", Content: "u1 u1", Tokens: rollout.Unrecorded},
+			{Role: "assistant", Content: "a", Tokens: rollout.Unrecorded},
+			{Role: "user", Content: "u2 u2 u2 (reward: 0.5)", Tokens: rollout.Unrecorded},
+			{Role: "assistant", Content: "a a", Tokens: rollout.Unrecorded},
+			{Role: "user", Content: "u3 u3 u3 u3", Tokens: rollout.Unrecorded},
+			{Role: "assistant", Content: "a a a", Tokens: rollout.Unrecorded},
 		},
 		Success: true,
 		API:     api,
@@ -67,8 +67,8 @@ func TestNewReplayInputs(t *testing.T) {
 	L, E, N, G, C, M := BasisLog, BasisEstimated, BasisNoUsage, BasisAfterGap, BasisHistoryCut, BasisMessages
 	tests := []struct {
 		name   string
-		api    []APITokens
-		kind   InputKind
+		api    []rollout.APITokens
+		kind   rollout.InputKind
 		turns  []TurnTokens
 		bases  []Basis
 		inputs InputSource
@@ -79,7 +79,7 @@ func TestNewReplayInputs(t *testing.T) {
 			// 150 − 100 − 20 and 190 − 150 − 30: no tokenizer count of the
 			// replayed text replaces the log's numbers.
 			name:   "cumulative inputs become deltas against the recorded output",
-			api:    []APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 190, Output: 10}},
+			api:    []rollout.APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 190, Output: 10}},
 			turns:  []TurnTokens{{100, 20}, {30, 30}, {10, 10}},
 			bases:  []Basis{L, L, L},
 			inputs: InputAPIDeltas, total: 200,
@@ -90,14 +90,14 @@ func TestNewReplayInputs(t *testing.T) {
 			// break out; the visible outputs are estimated as the replayed
 			// texts' counts, 1 and 2.
 			name:   "unrecorded hidden reasoning is estimated",
-			api:    []APITokens{{Input: 100, Output: 500}, {Input: 150, Output: 600}, {Input: 200, Output: 50}},
+			api:    []rollout.APITokens{{Input: 100, Output: 500}, {Input: 150, Output: 600}, {Input: 200, Output: 50}},
 			turns:  []TurnTokens{{100, 500}, {49, 600}, {48, 50}},
 			bases:  []Basis{L, E, E},
 			inputs: InputAPIDeltas, total: 1347,
 		},
 		{
 			name: "recorded reasoning is subtracted",
-			api: []APITokens{{Input: 100, Output: 500, Reasoning: tokens(480)}, {Input: 150, Output: 600, Reasoning: tokens(590)},
+			api: []rollout.APITokens{{Input: 100, Output: 500, Reasoning: tokens(480)}, {Input: 150, Output: 600, Reasoning: tokens(590)},
 				{Input: 200, Output: 50}},
 			turns:  []TurnTokens{{100, 500}, {30, 600}, {40, 50}},
 			bases:  []Basis{L, L, L},
@@ -107,7 +107,7 @@ func TestNewReplayInputs(t *testing.T) {
 			// Turn 1 says it had no reasoning: 50 < 500 is a cut history,
 			// not hidden reasoning; turn 2 says nothing, so 50 < 600 is.
 			name:   "a recorded 0 is a 0",
-			api:    []APITokens{{Input: 100, Output: 500, Reasoning: tokens(0)}, {Input: 150, Output: 600}, {Input: 200, Output: 50}},
+			api:    []rollout.APITokens{{Input: 100, Output: 500, Reasoning: tokens(0)}, {Input: 150, Output: 600}, {Input: 200, Output: 50}},
 			turns:  []TurnTokens{{100, 500}, {3, 600}, {48, 50}},
 			bases:  []Basis{L, C, E},
 			inputs: InputAPIDeltas, total: 1301,
@@ -115,30 +115,30 @@ func TestNewReplayInputs(t *testing.T) {
 		{
 			name: "a cut history falls back to the user message",
 			// 150 ≥ 100+1 but 90 < 150+2: one of two turns, half.
-			api:    []APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 90, Output: 10}},
+			api:    []rollout.APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 90, Output: 10}},
 			turns:  []TurnTokens{{100, 20}, {30, 30}, {4, 10}},
 			bases:  []Basis{L, L, C},
 			inputs: InputAPIDeltas, total: 194,
 		},
 		{
 			name:   "per-turn inputs are used as they are",
-			api:    []APITokens{{Input: 100, Output: 20}, {Input: 30, Output: 30}, {Input: 25, Output: 10}},
+			api:    []rollout.APITokens{{Input: 100, Output: 20}, {Input: 30, Output: 30}, {Input: 25, Output: 10}},
 			turns:  []TurnTokens{{100, 20}, {30, 30}, {25, 10}},
 			bases:  []Basis{L, L, L},
 			inputs: InputAPI, total: 215,
 		},
 		{
 			name:   "a log that says its inputs are per turn is not put to the vote",
-			api:    []APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 190, Output: 10}},
-			kind:   InputsTurn,
+			api:    []rollout.APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 190, Output: 10}},
+			kind:   rollout.InputsTurn,
 			turns:  []TurnTokens{{100, 20}, {150, 30}, {190, 10}},
 			bases:  []Basis{L, L, L},
 			inputs: InputAPI, total: 500,
 		},
 		{
 			name:   "a log that says its inputs are request totals is not put to the vote",
-			api:    []APITokens{{Input: 100, Output: 20}, {Input: 50, Output: 30}, {Input: 40, Output: 10}},
-			kind:   InputsRequest,
+			api:    []rollout.APITokens{{Input: 100, Output: 20}, {Input: 50, Output: 30}, {Input: 40, Output: 10}},
+			kind:   rollout.InputsRequest,
 			turns:  []TurnTokens{{100, 20}, {3, 30}, {4, 10}},
 			bases:  []Basis{L, C, C},
 			inputs: InputAPIDeltas, total: 167,
@@ -148,7 +148,7 @@ func TestNewReplayInputs(t *testing.T) {
 			// 190 − 100 − 20 − 30 = 40 is split 3 : 4 between the two
 			// inputs, as their user messages count: 17 and 23.
 			name:   "a missing input shares the known growth with the next",
-			api:    []APITokens{{Input: 100, Output: 20}, {Input: Unrecorded, Output: 30}, {Input: 190, Output: 10}},
+			api:    []rollout.APITokens{{Input: 100, Output: 20}, {Input: rollout.Unrecorded, Output: 30}, {Input: 190, Output: 10}},
 			turns:  []TurnTokens{{100, 20}, {17, 30}, {23, 10}},
 			bases:  []Basis{L, N, G},
 			inputs: InputAPIDeltas, total: 200,
@@ -157,7 +157,7 @@ func TestNewReplayInputs(t *testing.T) {
 			// The first request holds the log's system message (5 words):
 			// 150 − 20 is split 7 : 3, and the total is 190 + 10.
 			name:   "a missing first input counts the log's system message",
-			api:    []APITokens{{Input: Unrecorded, Output: 20}, {Input: 150, Output: 30}, {Input: 190, Output: 10}},
+			api:    []rollout.APITokens{{Input: rollout.Unrecorded, Output: 20}, {Input: 150, Output: 30}, {Input: 190, Output: 10}},
 			turns:  []TurnTokens{{91, 20}, {39, 30}, {10, 10}},
 			bases:  []Basis{N, G, L},
 			inputs: InputAPIDeltas, total: 200,
@@ -173,7 +173,7 @@ func TestNewReplayInputs(t *testing.T) {
 			// the log's alone; each request still fixes the input before
 			// it: 101 − 100 − 1 and 104 − 101 − 2. The total is 104 + 3.
 			name:   "unrecorded outputs leave the next inputs to the growth",
-			api:    []APITokens{{Input: 100, Output: Unrecorded}, {Input: 101, Output: Unrecorded}, {Input: 104, Output: Unrecorded}},
+			api:    []rollout.APITokens{{Input: 100, Output: rollout.Unrecorded}, {Input: 101, Output: rollout.Unrecorded}, {Input: 104, Output: rollout.Unrecorded}},
 			turns:  []TurnTokens{{100, 1}, {0, 2}, {1, 3}},
 			bases:  []Basis{L, G, G},
 			inputs: InputAPIDeltas, total: 107,
@@ -182,7 +182,7 @@ func TestNewReplayInputs(t *testing.T) {
 			// Both calls of turn 1 were paid; the history replays the kept
 			// one's 20 tokens.
 			name:   "a retried call's output counts",
-			api:    []APITokens{{Input: 100, Output: 20, Retried: rollout.Retry{Calls: 1, Output: 15}}, {Input: 150, Output: 30}, {Input: 190, Output: 10}},
+			api:    []rollout.APITokens{{Input: 100, Output: 20, Retried: rollout.Retry{Calls: 1, Output: 15}}, {Input: 150, Output: 30}, {Input: 190, Output: 10}},
 			turns:  []TurnTokens{{100, 35}, {30, 30}, {10, 10}},
 			bases:  []Basis{L, L, L},
 			inputs: InputAPIDeltas, total: 215,
@@ -212,18 +212,18 @@ func TestNewReplayInputs(t *testing.T) {
 func TestNewReplayNeedsTokenizer(t *testing.T) {
 	tests := []struct {
 		name string
-		api  []APITokens
+		api  []rollout.APITokens
 		want string
 	}{
-		{"user message of a cut turn", []APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 90, Output: 10}}, "swe.jsonl:2: messages[5].tokens: " + ErrNoTokenizer.Error()},
+		{"user message of a cut turn", []rollout.APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 90, Output: 10}}, "swe.jsonl:2: messages[5].tokens: " + ErrNoTokenizer.Error()},
 		{"system prompt with message counts", nil, "swe.jsonl:2: messages[2].tokens: " + ErrNoTokenizer.Error()},
-		{"estimate of hidden reasoning", []APITokens{{Input: 100, Output: 500}, {Input: 150, Output: 600}, {Input: 200, Output: 50}},
+		{"estimate of hidden reasoning", []rollout.APITokens{{Input: 100, Output: 500}, {Input: 150, Output: 600}, {Input: 200, Output: 50}},
 			"swe.jsonl:2: messages[2].tokens: " + ErrNoTokenizer.Error() + " (estimating the visible output: the request of turn 2 grew by 50 tokens, less than turn 1's output of 500, and the log records no reasoning)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := apiTrajectory(tt.api)
-			tr.Inputs = InputsRequest
+			tr.Inputs = rollout.InputsRequest
 			_, err := NewReplay(tr, nil, "sys")
 			if err == nil || err.Error() != tt.want || !errors.Is(err, ErrNoTokenizer) {
 				t.Errorf("got %v, want %q wrapping ErrNoTokenizer", err, tt.want)
@@ -231,14 +231,14 @@ func TestNewReplayNeedsTokenizer(t *testing.T) {
 		})
 	}
 	// Complete API usage needs no tokenizer at all.
-	r, err := NewReplay(apiTrajectory([]APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 190, Output: 10}}), nil, "sys")
+	r, err := NewReplay(apiTrajectory([]rollout.APITokens{{Input: 100, Output: 20}, {Input: 150, Output: 30}, {Input: 190, Output: 10}}), nil, "sys")
 	if err != nil || r.Total() != 200 {
 		t.Errorf("complete API usage: total %d, err %v; want 200, nil", r.Total(), err)
 	}
 }
 
 func TestReplayProbes(t *testing.T) {
-	r := Replay{Sys: 10, Traj: Trajectory{Success: true}, Acc: Accounting{
+	r := Replay{Sys: 10, Traj: rollout.Trajectory{Success: true}, Acc: Accounting{
 		Pairs: [][2]int{{0, 1}, {2, 3}, {4, 5}},
 		Turns: []TurnTokens{{5, 3}, {4, 2}, {6, 1}},
 	}}
@@ -345,7 +345,7 @@ func TestLowerMedian(t *testing.T) {
 func family() []Replay {
 	var rs []Replay
 	for i, total := range []int64{100, 400, 300, 200} {
-		r := Replay{Traj: Trajectory{ID: string(rune('a' + i)), Pos: Position{File: "f.jsonl", Line: i + 1, Index: -1}},
+		r := Replay{Traj: rollout.Trajectory{ID: string(rune('a' + i)), Pos: rollout.Position{File: "f.jsonl", Line: i + 1, Index: -1}},
 			Acc: Accounting{Turns: []TurnTokens{{total / 2, total / 2}}}}
 		if i == 2 {
 			r.Traj.Budget = 350
@@ -382,7 +382,7 @@ func TestBudgets(t *testing.T) {
 }
 
 func TestReadReplaysSWEBench(t *testing.T) {
-	srcs := []Source{FileSource(filepath.Join("testdata", "replay", "swebench.jsonl"))}
+	srcs := []rollout.Source{rollout.FileSource(filepath.Join("testdata", "replay", "swebench.jsonl"))}
 	rs, err := ReadReplays(context.Background(), srcs, ReplayOptions{System: Tasks["swebench"].System})
 	if err != nil {
 		t.Fatal(err)
@@ -414,7 +414,7 @@ func TestReadReplaysSWEBench(t *testing.T) {
 
 func TestReadReplaysIDs(t *testing.T) {
 	path := filepath.Join("testdata", "replay", "warehouse.jsonl")
-	srcs := []Source{FileSource(path), FileSource(path)}
+	srcs := []rollout.Source{rollout.FileSource(path), rollout.FileSource(path)}
 	_, err := ReadReplays(context.Background(), srcs, ReplayOptions{Ledger: true})
 	want := path + `:1: custom_id "wh_a" already used at ` + path + ":1"
 	var dup *DuplicateError

@@ -205,7 +205,7 @@ func harborOutcome(t *Trajectory, path string) error {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return rec.Errorf(err2field(err), "%w", JSONCause(err))
 	}
-	t.Instance = w.TaskName
+	t.Extra.Instance = w.TaskName
 	if w.VerifierResult == nil {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 func TestATIF(t *testing.T) {
 	got := mustReadAll(t, nil, "testdata/harbor")
 	want := []Trajectory{{
-		ID: "job-1/astropy__astropy-12907__Lm3nB8c", Instance: "astropy__astropy-12907",
+		ID: "job-1/astropy__astropy-12907__Lm3nB8c", Extra: Extra{Instance: "astropy__astropy-12907"},
 		Pos: Position{File: "testdata/harbor/job-1/astropy__astropy-12907__Lm3nB8c/agent/trajectory.json", Index: -1},
 		Messages: []Message{
 			user("Continue from the summary: fix _cstack."),
@@ -20,7 +20,7 @@ func TestATIF(t *testing.T) {
 		Inputs:  InputsRequest,
 		Outcome: OutcomeNone, // the verifier did not run
 	}, {
-		ID: "job-1/django__django-11099__x7Kp2Qa", Instance: "django__django-11099",
+		ID: "job-1/django__django-11099__x7Kp2Qa", Extra: Extra{Instance: "django__django-11099"},
 		Pos: Position{File: "testdata/harbor/job-1/django__django-11099__x7Kp2Qa/agent/trajectory.json", Index: -1},
 		Messages: []Message{
 			system("You are Claude Code."),

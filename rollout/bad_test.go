@@ -156,13 +156,13 @@ func TestToolMessagesInRolloutJSONL(t *testing.T) {
 	dir := write(t, map[string]string{"r.jsonl": line})
 	got := mustReadAll(t, nil, dir)
 	want := []Trajectory{{
-		ID: "t1", Instance: "i1", Pos: Position{File: filepath.Join(dir, "r.jsonl"), Line: 1, Index: -1},
+		ID: "t1", Pos: Position{File: filepath.Join(dir, "r.jsonl"), Line: 1, Index: -1},
 		Messages: []Message{system("s"), {"user", "task", 4},
 			assistant("<tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\":\"go\"}}\n</tool_call>"),
 			{"user", "result 1\n\nand?", 5}, assistant("done")},
 		API:     []APITokens{{Input: 10, Output: 7, Reasoning: Tokens(2), Cached: 4}, {Input: 20, Output: 3}},
 		Inputs:  InputsRequest,
-		Success: true, Outcome: OutcomeResults, BySuccessRule: &SuccessByRule{true, true},
+		Success: true, Outcome: OutcomeResults, Extra: Extra{Instance: "i1", BySuccessRule: &SuccessByRule{true, true}},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -179,7 +179,7 @@ func TestRunsGetDistinctIDs(t *testing.T) {
 	})
 	var ids []string
 	for _, tr := range mustReadAll(t, nil, dir) {
-		ids = append(ids, tr.ID+"@"+tr.Instance)
+		ids = append(ids, tr.ID+"@"+tr.Extra.Instance)
 	}
 	if diff := cmp.Diff([]string{"claude/x__y-1@x__y-1", "gpt/x__y-1@x__y-1"}, ids); diff != "" {
 		t.Errorf("ids (-want +got):\n%s", diff)

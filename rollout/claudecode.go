@@ -98,8 +98,8 @@ func decodeClaudeCode(rec Record) (Trajectory, error) {
 		if id := stringValue(v[1]); id != "" && t.ID == BaseID(rec.Pos.File) {
 			t.ID = id
 		}
-		if cwd := stringValue(v[2]); cwd != "" && t.Instance == "" {
-			t.Instance = cwd
+		if cwd := stringValue(v[2]); cwd != "" && t.Extra.Instance == "" {
+			t.Extra.Instance = cwd
 		}
 		w := wireClaudeLine{Type: stringValue(v[0])}
 		switch {
@@ -117,8 +117,8 @@ func decodeClaudeCode(rec Record) (Trajectory, error) {
 	if err != nil {
 		return *t, err
 	}
-	if t.Instance == "" {
-		t.Instance = s.prompt
+	if t.Extra.Instance == "" {
+		t.Extra.Instance = s.prompt
 	}
 	if filepath.Base(filepath.Dir(rec.Pos.File)) == "subagents" {
 		// <session>/subagents/agent-<id>.jsonl: a sub-agent's transcript,

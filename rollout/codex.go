@@ -93,8 +93,8 @@ func decodeCodex(rec Record) (Trajectory, error) {
 	if err != nil {
 		return *t, err
 	}
-	if t.Instance == "" {
-		t.Instance = s.prompt
+	if t.Extra.Instance == "" {
+		t.Extra.Instance = s.prompt
 	}
 	return s.turns.finish(rec, "token_count event")
 }
@@ -150,7 +150,7 @@ func (s *codexSession) meta(line Record, p wireCodexPayload) error {
 		t.ID = p.ID
 	}
 	if p.Cwd != "" {
-		t.Instance = p.Cwd
+		t.Extra.Instance = p.Cwd
 	}
 	field, raw := "payload.instructions", p.Instructions
 	if p.BaseInstructions != nil {

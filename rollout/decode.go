@@ -167,13 +167,13 @@ func rolloutFromWire(rec Record, w *wireRollout) (Trajectory, error) {
 	if t.Inputs, err = inputKind(rec, w.APIInputs); err != nil {
 		return t, err
 	}
-	t.BySuccessRule = metadataSuccesses(w.Metadata, rec.Data)
-	t.Success = t.BySuccessRule[FirstPresentSuccess]
-	t.Outcome, t.Instance = metadataOutcome(w.Metadata)
+	t.Extra.BySuccessRule = metadataSuccesses(w.Metadata, rec.Data)
+	t.Success = t.Extra.BySuccessRule[FirstPresentSuccess]
+	t.Outcome, t.Extra.Instance = metadataOutcome(w.Metadata)
 	json.Unmarshal(w.Metadata["task"], &t.Task) // a task that is not a string names none
 	if v, ok := present(w.Metadata["guard"]); ok {
-		t.Guard = new(GuardRun)
-		if err := json.Unmarshal(v, t.Guard); err != nil {
+		t.Extra.Guard = new(GuardRun)
+		if err := json.Unmarshal(v, t.Extra.Guard); err != nil {
 			return t, rec.Errorf("metadata.guard", "%w", JSONCause(err))
 		}
 	}

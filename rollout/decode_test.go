@@ -78,7 +78,7 @@ func TestDecodeRollout(t *testing.T) {
 	want := Trajectory{
 		ID: "traj_0", Budget: 3000, Success: false, Outcome: OutcomeScore, Pos: Position{File: "rollouts.jsonl", Line: 1, Index: -1},
 		Messages: []Message{{"system", "sys", 5}, {"user", "u0", 7}, {"assistant", "a0", Unrecorded}},
-		API:      []APITokens{{Input: 12, Output: 30}}, BySuccessRule: &SuccessByRule{false, false},
+		API:      []APITokens{{Input: 12, Output: 30}}, Extra: Extra{BySuccessRule: &SuccessByRule{false, false}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Decode (-want +got):\n%s", diff)
@@ -136,7 +136,7 @@ func TestDecodeDialogue(t *testing.T) {
 		},
 		API: []APITokens{{Input: 100, Output: 20}, {Input: Unrecorded, Output: 25}, {Input: Unrecorded, Output: Unrecorded}},
 	}
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Trajectory{}, "Dialogue", "BySuccessRule")); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Trajectory{}, "Extra.Dialogue", "Extra.BySuccessRule")); diff != "" {
 		t.Errorf("dialogue (-want +got):\n%s", diff)
 	}
 	// The element's own success beats the turns'.

@@ -118,13 +118,13 @@ func decodeDialogue(rec Record) (Trajectory, error) {
 		return t, rec.Errorf("turns", "missing or empty")
 	}
 	turnSuccess := false
-	t.Dialogue = make([]DialogueTurn, len(w.Turns))
+	t.Extra.Dialogue = make([]DialogueTurn, len(w.Turns))
 	for i, turn := range w.Turns {
 		d, err := dialogueTurn(rec, i, turn)
 		if err != nil {
 			return t, err
 		}
-		t.Dialogue[i] = d
+		t.Extra.Dialogue[i] = d
 		turnSuccess = turnSuccess || d.Success
 		user, asst := firstNonEmpty(turn.UserPrompt, turn.Prompt, turn.Observation), firstNonEmpty(turn.RawResponse, turn.RawGeneration, turn.Response, turn.Assistant)
 		if user == "" {
@@ -161,7 +161,7 @@ func decodeDialogue(rec Record) (Trajectory, error) {
 	// The authors' env starts from bool(rollout_success) and adds the
 	// success of the turns it keeps (package probes).
 	v, ok := present(w.RolloutSuccess)
-	t.BySuccessRule = &SuccessByRule{FirstPresentSuccess: t.Success, BagenV1Success: ok && truthy(v)}
+	t.Extra.BySuccessRule = &SuccessByRule{FirstPresentSuccess: t.Success, BagenV1Success: ok && truthy(v)}
 	return t, nil
 }
 

@@ -3,6 +3,7 @@ package rollout
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -22,12 +23,29 @@ func init() { GuardLedger.decode = decodeGuardLedger }
 // GuardVersion is the ledger format version in each session event.
 const GuardVersion = 1
 
-// GuardItem is one message of an agent's request or of a reply, as the
-// guard normalizes every wire format: its role (system, user, assistant
-// or tool) and its text, tool calls rendered as RenderToolCall does.
-type GuardItem struct {
-	Role string `json:"role"`
-	Text string `json:"text"`
+// GuardItems are the messages of an agent's request or of a reply, as
+// the guard normalizes every wire format (see Message), on one side of a
+// ledger call event. They differ from Message only in the ledger's JSON:
+// each is {"role":…,"text":…}, the spelling version 1 of the ledger was
+// written in, which the recorded sessions keep.
+type GuardItems []Message
+
+// guardItem is a Message as the ledger spells it; its fields match
+// Message's, so each converts to the other.
+type guardItem struct {
+	Role    string `json:"role"`
+	Content string `json:"text"`
+	Tokens  int64  `json:"-"`
+}
+
+// MarshalJSON writes the items in the ledger's spelling.
+func (g GuardItems) MarshalJSON() ([]byte, error) {
+	return marshalAs(g, func(m Message) guardItem { return guardItem(m) })
+}
+
+// UnmarshalJSON reads items in the ledger's spelling.
+func (g *GuardItems) UnmarshalJSON(data []byte) error {
+	return unmarshalAs((*[]Message)(g), data, func(w guardItem) Message { return Message(w) })
 }
 
 // GuardUsage is the usage an upstream reported for one call, with the
@@ -89,8 +107,8 @@ type GuardCall struct {
 	System string `json:"system,omitempty"`
 	// Input is what the request added after the history's last assistant
 	// message (the whole request on the first turn); Output the reply.
-	Input  []GuardItem `json:"input"`
-	Output []GuardItem `json:"output"`
+	Input  GuardItems `json:"input"`
+	Output GuardItems `json:"output"`
 	// Usage is nil when the upstream reported none.
 	Usage *GuardUsage `json:"usage"`
 	// Complete is false for a stream cut before its end: its counts are
@@ -209,8 +227,8 @@ type GuardRun struct {
 // GuardTurn is one turn of a guarded session: what the agent sent since
 // its previous call, the reply, and the upstream's usage.
 type GuardTurn struct {
-	Input  []GuardItem
-	Output []GuardItem
+	Input  []Message
+	Output []Message
 	Usage  *GuardUsage
 }
 
@@ -218,13 +236,13 @@ type GuardTurn struct {
 // messages: the leading system messages (joined), one turn per run of
 // consecutive assistant messages (what one call answered) with the
 // messages before it, and the messages after the last one (tail).
-func SplitGuardHistory(items []GuardItem) (system string, turns []GuardTurn, tail []GuardItem) {
+func SplitGuardHistory(items []Message) (system string, turns []GuardTurn, tail []Message) {
 	i := 0
 	var sys []string
 	for ; i < len(items) && items[i].Role == "system"; i++ {
-		sys = append(sys, items[i].Text)
+		sys = append(sys, items[i].Content)
 	}
-	var seen []GuardItem
+	var seen []Message
 	for ; i < len(items); i++ {
 		if items[i].Role != "assistant" {
 			seen = append(seen, items[i])
@@ -234,19 +252,19 @@ func SplitGuardHistory(items []GuardItem) (system string, turns []GuardTurn, tai
 			turns[n-1].Output = append(turns[n-1].Output, items[i])
 			continue
 		}
-		turns = append(turns, GuardTurn{Input: seen, Output: []GuardItem{items[i]}})
+		turns = append(turns, GuardTurn{Input: seen, Output: []Message{items[i]}})
 		seen = nil
 	}
 	return strings.Join(sys, "\n\n"), turns, seen
 }
 
-// JoinGuardItems is the text of one side of a turn: the items' texts
-// joined by a blank line.
-func JoinGuardItems(items []GuardItem) string {
+// JoinGuardItems is the text of one side of a turn: the messages'
+// non-empty contents joined by a blank line.
+func JoinGuardItems(items []Message) string {
 	parts := make([]string, 0, len(items))
 	for _, it := range items {
-		if it.Text != "" {
-			parts = append(parts, it.Text)
+		if it.Content != "" {
+			parts = append(parts, it.Content)
 		}
 	}
 	return strings.Join(parts, "\n\n")
@@ -301,96 +319,118 @@ type wireGuardEvent struct {
 // decodeGuardLedger reads one session file (the whole file is the
 // record): its lines are events.
 func decodeGuardLedger(rec Record) (Trajectory, error) {
-	var (
-		head   GuardSession
-		system string
-		turns  []GuardTurn
-		run    = &GuardRun{Estimates: []GuardEstimate{}}
-		tools  bool
-		// decided is the turn after which a stop was decided; the run
-		// is stopped there once a call answered by the guard follows.
-		decided *int
-	)
+	l := guardLedger{run: &GuardRun{Estimates: []GuardEstimate{}}}
 	lines := bytes.Split(rec.Data, []byte("\n"))
 	for i, line := range lines {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		lerr := func(field, format string, args ...any) error {
-			return &ParseError{File: rec.Pos.File, Line: i + 1, Index: -1, Field: field, Err: fmt.Errorf(format, args...)}
+		lerr := func(field string, err error) error {
+			return &ParseError{File: rec.Pos.File, Line: i + 1, Index: -1, Field: field, Err: err}
 		}
 		var ev wireGuardEvent
 		if err := json.Unmarshal(line, &ev); err != nil {
 			if i == len(lines)-1 {
 				break // a last line cut by a crash: every completed call is before it
 			}
-			return Trajectory{Pos: rec.Pos}, lerr("", "%w", JSONCause(err))
+			return Trajectory{Pos: rec.Pos}, lerr("", JSONCause(err))
 		}
 		if i == 0 && ev.Event != "session" {
-			return Trajectory{Pos: rec.Pos}, lerr("event", "want \"session\" first, got %q", ev.Event)
+			return Trajectory{Pos: rec.Pos}, lerr("event", fmt.Errorf("want \"session\" first, got %q", ev.Event))
 		}
-		var err error
-		switch ev.Event {
-		case "session":
-			if i > 0 {
-				continue // a restarted guard reopened the session
-			}
-			err = json.Unmarshal(line, &head)
-			if err == nil && head.Session == "" {
-				return Trajectory{Pos: rec.Pos}, lerr("session", "missing or empty")
-			}
-		case "call":
-			var c GuardCall
-			if err = json.Unmarshal(line, &c); err == nil && c.Answered != "" && decided != nil && run.StoppedAfterTurn == nil {
-				run.StoppedAfterTurn = decided // the stop refused this call
-			}
-			if err == nil && c.Usage != nil {
-				if field, bad := badGuardUsage(*c.Usage); bad {
-					return Trajectory{Pos: rec.Pos}, lerr("usage."+field, "want a count ≥ 0 (input and output may be -1, unrecorded)")
-				}
-			}
-			if err == nil && c.Turn > 0 {
-				if c.Tools && !tools {
-					// The calls before the first that offered tools were
-					// side calls, as the guard found out live.
-					tools, turns = true, nil
-				}
-				if len(turns) == 0 {
-					system = c.System
-				}
-				turns = append(turns, GuardTurn{Input: c.Input, Output: c.Output, Usage: c.Usage})
-			}
-		case "estimate":
-			var e GuardEstimate
-			if err = json.Unmarshal(line, &e); err == nil {
-				e.Event, e.Session, e.Time = "", "", ""
-				run.Estimates = append(run.Estimates, e)
-			}
-		case "forecast", "warn":
-			// What the guard told the session; the trajectory does not
-			// carry it.
-		case "stop":
-			var s GuardStop
-			if err = json.Unmarshal(line, &s); err == nil && decided == nil {
-				decided = &s.AfterTurn
-			}
-		default:
-			return Trajectory{Pos: rec.Pos}, lerr("event", "want session, call, estimate, forecast, warn or stop, got %q", ev.Event)
-		}
-		if err != nil {
-			return Trajectory{Pos: rec.Pos}, lerr(err2field(err), "%w", JSONCause(err))
+		if field, err := l.event(i, ev.Event, line); err != nil {
+			return Trajectory{Pos: rec.Pos}, lerr(field, err)
 		}
 	}
-	if len(turns) == 0 {
-		return Trajectory{Pos: rec.Pos}, rec.Errorf("", "session %q has no answered call", head.Session)
+	if len(l.turns) == 0 {
+		return Trajectory{Pos: rec.Pos}, rec.Errorf("", "session %q has no answered call", l.head.Session)
 	}
-	t := GuardTrajectory(head.Session, system, turns)
+	t := GuardTrajectory(l.head.Session, l.system, l.turns)
 	t.Pos = rec.Pos
-	t.Budget = head.Budget
-	run.Policy, run.Budget = head.Policy, head.Budget
-	t.Guard = run
+	t.Budget = l.head.Budget
+	l.run.Policy, l.run.Budget = l.head.Policy, l.head.Budget
+	t.Extra.Guard = l.run
 	if t.ID == "" {
 		t.ID = BaseID(filepath.Base(rec.Pos.File))
 	}
 	return t, nil
+}
+
+// guardLedger is what decodeGuardLedger has read of a session file.
+type guardLedger struct {
+	head   GuardSession
+	system string
+	turns  []GuardTurn
+	run    *GuardRun
+	tools  bool
+	// decided is the turn after which a stop was decided; the run is
+	// stopped there once a call answered by the guard follows.
+	decided *int
+}
+
+// event reads line i, an event of the given kind; an error comes with
+// the field it is about.
+func (l *guardLedger) event(i int, kind string, line []byte) (string, error) {
+	var err error
+	switch kind {
+	case "session":
+		if i > 0 {
+			return "", nil // a restarted guard reopened the session
+		}
+		err = json.Unmarshal(line, &l.head)
+		if err == nil && l.head.Session == "" {
+			return "session", errors.New("missing or empty")
+		}
+	case "call":
+		return l.call(line)
+	case "estimate":
+		var e GuardEstimate
+		if err = json.Unmarshal(line, &e); err == nil {
+			e.Event, e.Session, e.Time = "", "", ""
+			l.run.Estimates = append(l.run.Estimates, e)
+		}
+	case "forecast", "warn":
+		// What the guard told the session; the trajectory does not
+		// carry it.
+	case "stop":
+		var s GuardStop
+		if err = json.Unmarshal(line, &s); err == nil && l.decided == nil {
+			l.decided = &s.AfterTurn
+		}
+	default:
+		return "event", fmt.Errorf("want session, call, estimate, forecast, warn or stop, got %q", kind)
+	}
+	if err != nil {
+		return err2field(err), JSONCause(err)
+	}
+	return "", nil
+}
+
+// call reads a call event: a turn when the call made one.
+func (l *guardLedger) call(line []byte) (string, error) {
+	var c GuardCall
+	if err := json.Unmarshal(line, &c); err != nil {
+		return err2field(err), JSONCause(err)
+	}
+	if c.Answered != "" && l.decided != nil && l.run.StoppedAfterTurn == nil {
+		l.run.StoppedAfterTurn = l.decided // the stop refused this call
+	}
+	if c.Usage != nil {
+		if field, bad := badGuardUsage(*c.Usage); bad {
+			return "usage." + field, errors.New("want a count ≥ 0 (input and output may be -1, unrecorded)")
+		}
+	}
+	if c.Turn == 0 {
+		return "", nil
+	}
+	if c.Tools && !l.tools {
+		// The calls before the first that offered tools were side
+		// calls, as the guard found out live.
+		l.tools, l.turns = true, nil
+	}
+	if len(l.turns) == 0 {
+		l.system = c.System
+	}
+	l.turns = append(l.turns, GuardTurn{Input: c.Input, Output: c.Output, Usage: c.Usage})
+	return "", nil
 }

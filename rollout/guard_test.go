@@ -41,7 +41,7 @@ func FuzzGuardLedger(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(tr.Messages) == 0 || tr.ID == "" || tr.Guard == nil {
+		if len(tr.Messages) == 0 || tr.ID == "" || tr.Extra.Guard == nil {
 			t.Fatalf("decoded %+v with no messages, id or guard run", tr)
 		}
 		for i, a := range tr.API {

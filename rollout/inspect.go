@@ -184,7 +184,7 @@ func decodeInspectSample(rec Record) (Trajectory, error) {
 	if err != nil {
 		return Trajectory{Pos: rec.Pos}, err
 	}
-	b := turnBuilder{t: Trajectory{ID: id, Instance: inst, Pos: rec.Pos, Inputs: InputsRequest}}
+	b := turnBuilder{t: Trajectory{ID: id, Extra: Extra{Instance: inst}, Pos: rec.Pos, Inputs: InputsRequest}}
 	for i, raw := range w.Messages {
 		if err := b.inspectMessage(rec, i, raw, w.Attachments, usage); err != nil {
 			return b.t, err

@@ -10,7 +10,7 @@ func TestInspectJSON(t *testing.T) {
 	got := mustReadAll(t, nil, "testdata/inspect/ctf_2025-07-05.json")
 	file := "testdata/inspect/ctf_2025-07-05.json"
 	want := []Trajectory{{
-		ID: "ctf_2025-07-05/ctf-1", Instance: "ctf-1", Pos: Position{File: file, Index: 0},
+		ID: "ctf_2025-07-05/ctf-1", Extra: Extra{Instance: "ctf-1"}, Pos: Position{File: file, Index: 0},
 		Messages: []Message{
 			system("You are a CTF agent. Use bash."),
 			user("Find the flag in /challenge."), // resolved from attachment://a1b2
@@ -25,7 +25,7 @@ func TestInspectJSON(t *testing.T) {
 		Inputs:  InputsRequest,
 		Success: false, Outcome: OutcomeScore, // "includes" (first by name) is I
 	}, {
-		ID: "ctf_2025-07-05/7/epoch-2", Instance: "7", Pos: Position{File: file, Index: 1},
+		ID: "ctf_2025-07-05/7/epoch-2", Extra: Extra{Instance: "7"}, Pos: Position{File: file, Index: 1},
 		Messages: []Message{user("What is 2+2?"), assistant("4")},
 		API:      []APITokens{{Input: 12, Output: 1}},
 		Inputs:   InputsRequest,
@@ -39,7 +39,7 @@ func TestInspectJSON(t *testing.T) {
 func TestInspectEvalZstd(t *testing.T) {
 	got := mustReadAll(t, nil, "testdata/inspect/ctf_2026-05-01.eval")
 	want := []Trajectory{{
-		ID: "ctf_2026-05-01/ctf-1", Instance: "ctf-1",
+		ID: "ctf_2026-05-01/ctf-1", Extra: Extra{Instance: "ctf-1"},
 		Pos: Position{File: "testdata/inspect/ctf_2026-05-01.eval:samples/ctf-1_epoch_1.json", Index: -1},
 		Messages: []Message{
 			user("Find the flag in /challenge."),

@@ -94,7 +94,7 @@ func decodeMiniSWE(rec Record) (Trajectory, error) {
 	if w.InstanceID != nil && *w.InstanceID != "" {
 		b.t.ID = *w.InstanceID
 	}
-	b.t.Instance = b.t.ID
+	b.t.Extra.Instance = b.t.ID
 	exit := ""
 	if w.Info != nil && w.Info.ExitStatus != nil {
 		exit = *w.Info.ExitStatus

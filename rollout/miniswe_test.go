@@ -10,7 +10,7 @@ func TestMiniSWEAgent1(t *testing.T) {
 	got := mustReadAll(t, nil, "testdata/mini1")
 	file := "testdata/mini1/django__django-11099/django__django-11099.traj.json"
 	want := []Trajectory{{
-		ID: "django__django-11099", Instance: "django__django-11099", Pos: Position{File: file, Index: -1},
+		ID: "django__django-11099", Extra: Extra{Instance: "django__django-11099"}, Pos: Position{File: file, Index: -1},
 		Messages: []Message{
 			system("You are a helpful assistant that can interact with a computer."),
 			user("<pr_description>\nUsernameValidator allows trailing newline in usernames\n</pr_description>"),
@@ -31,7 +31,7 @@ func TestMiniSWEAgent1(t *testing.T) {
 func TestMiniSWEAgent2(t *testing.T) {
 	got := mustReadAll(t, nil, "testdata/mini2")
 	want := []Trajectory{{
-		ID: "astropy__astropy-12907", Instance: "astropy__astropy-12907",
+		ID: "astropy__astropy-12907", Extra: Extra{Instance: "astropy__astropy-12907"},
 		Pos: Position{File: "testdata/mini2/astropy__astropy-12907/astropy__astropy-12907.traj.json", Index: -1},
 		Messages: []Message{
 			system("You are a helpful assistant that can interact with a computer shell to solve programming tasks."),
@@ -46,7 +46,7 @@ func TestMiniSWEAgent2(t *testing.T) {
 		Inputs:  InputsRequest,
 		Success: true, Outcome: OutcomeExitStatus,
 	}, {
-		ID: "sympy__sympy-20590", Instance: "sympy__sympy-20590",
+		ID: "sympy__sympy-20590", Extra: Extra{Instance: "sympy__sympy-20590"},
 		Pos: Position{File: "testdata/mini2/sympy__sympy-20590/sympy__sympy-20590.traj.json", Index: -1},
 		Messages: []Message{
 			system("You are a helpful assistant."),
@@ -94,7 +94,7 @@ func TestResultsJoin(t *testing.T) {
 func TestMiniSWEAgentMessageList(t *testing.T) {
 	got := mustReadAll(t, nil, "testdata/mini0")
 	want := []Trajectory{{
-		ID: "sympy__sympy-11400", Instance: "sympy__sympy-11400",
+		ID: "sympy__sympy-11400", Extra: Extra{Instance: "sympy__sympy-11400"},
 		Pos: Position{File: "testdata/mini0/sympy__sympy-11400.traj.json", Index: -1},
 		Messages: []Message{
 			system("You are a helpful assistant that can interact with a computer."),

@@ -101,7 +101,7 @@ func decodeOpenHandsOutput(rec Record) (Trajectory, error) {
 			usages[u.ResponseID] = u
 		}
 	}
-	t := Trajectory{ID: *w.InstanceID, Instance: *w.InstanceID, Pos: rec.Pos, Inputs: InputsRequest}
+	t := Trajectory{ID: *w.InstanceID, Extra: Extra{Instance: *w.InstanceID}, Pos: rec.Pos, Inputs: InputsRequest}
 	t, err := openHandsEvents(rec, "history", w.History, usages, t)
 	if err != nil {
 		return t, err

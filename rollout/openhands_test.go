@@ -38,7 +38,7 @@ func TestOpenHandsOutput(t *testing.T) {
 	got := mustReadAll(t, nil, "testdata/openhands/eval")
 	file := "testdata/openhands/eval/output.jsonl"
 	want := []Trajectory{{
-		ID: "django__django-11099", Instance: "django__django-11099", Pos: Position{File: file, Line: 1, Index: -1},
+		ID: "django__django-11099", Extra: Extra{Instance: "django__django-11099"}, Pos: Position{File: file, Line: 1, Index: -1},
 		Messages: []Message{
 			system("You are OpenHands agent."),
 			user("Fix UsernameValidator."),
@@ -50,7 +50,7 @@ func TestOpenHandsOutput(t *testing.T) {
 		Inputs:  InputsRequest,
 		Success: true, Outcome: OutcomeResults,
 	}, {
-		ID: "sympy__sympy-20590", Instance: "sympy__sympy-20590", Pos: Position{File: file, Line: 2, Index: -1},
+		ID: "sympy__sympy-20590", Extra: Extra{Instance: "sympy__sympy-20590"}, Pos: Position{File: file, Line: 2, Index: -1},
 		Messages: []Message{
 			system("You are OpenHands agent."),
 			user("Symbol has __dict__."),

@@ -84,8 +84,8 @@ func decodeQwenCode(rec Record) (Trajectory, error) {
 		if id := stringValue(v[1]); id != "" {
 			t.ID = id
 		}
-		if cwd := stringValue(v[2]); cwd != "" && t.Instance == "" {
-			t.Instance = cwd
+		if cwd := stringValue(v[2]); cwd != "" && t.Extra.Instance == "" {
+			t.Extra.Instance = cwd
 		}
 		w := wireQwenLine{Type: stringValue(v[0]), Usage: v[4]}
 		if w.Type == "user" || w.Type == "tool_result" || w.Type == "assistant" {
@@ -109,8 +109,8 @@ func decodeQwenCode(rec Record) (Trajectory, error) {
 	if err != nil {
 		return *t, err
 	}
-	if t.Instance == "" {
-		t.Instance = prompt
+	if t.Extra.Instance == "" {
+		t.Extra.Instance = prompt
 	}
 	return turns.finish(rec, "assistant record")
 }

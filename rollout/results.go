@@ -133,7 +133,7 @@ func (r *Results) join(t *Trajectory) {
 	if r.joinID(t) {
 		return
 	}
-	if v, ok := r.resolved[t.Instance]; ok && t.Instance != "" {
-		t.Success, t.Outcome, t.BySuccessRule = v, OutcomeResults, nil
+	if v, ok := r.resolved[t.Extra.Instance]; ok && t.Extra.Instance != "" {
+		t.Success, t.Outcome, t.Extra.BySuccessRule = v, OutcomeResults, nil
 	}
 }

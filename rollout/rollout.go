@@ -17,11 +17,19 @@ import (
 // Unrecorded marks a token count that the log does not carry.
 const Unrecorded = -1
 
-// Message is one logged chat message.
+// Message is one chat message: of a logged trajectory, a rendered probe
+// prompt, a dataset row (its parquet and JSON columns role and content),
+// a chat request, or a request the guard relays (normalized from its wire
+// format; role tool for tool results, tool calls rendered into Content by
+// RenderToolCall).
+//
+// Tokens is the count a log records for the message; it belongs to the
+// trajectory, not to the message's wire forms, so neither parquet nor JSON
+// carries it (the canonical JSONL spells it in CanonicalMessages).
 type Message struct {
-	Role    string // system, user or assistant
-	Content string
-	Tokens  int64 // recorded count (canonical logs), or Unrecorded
+	Role    string `parquet:"role" json:"role"` // system, user, assistant (or tool, in the guard)
+	Content string `parquet:"content" json:"content"`
+	Tokens  int64  `parquet:"-" json:"-"` // recorded count (canonical logs), or Unrecorded; 0 outside trajectories
 }
 
 // APITokens is the usage an API reported for one turn (one LLM call).
@@ -105,29 +113,37 @@ type Trajectory struct {
 	Pos    Position // where the record starts
 	// Outcome says where Success comes from; "" is OutcomeNone.
 	Outcome Outcome
-	// BySuccessRule is the success the metadata gives under each
-	// SuccessRule where the log's own fields decide it (rollout JSONL,
-	// estimation dialogues); nil for
-	// formats that decide success otherwise. Success is its
-	// FirstPresentSuccess until WithSuccessRule picks another.
-	BySuccessRule *SuccessByRule
-	// Dialogue is every turn of an estimation dialogue as logged, in file
-	// order, for readers that select and replay turns their own way (the
-	// authors' TokenEstimationEnv; see package probes); nil for other
-	// formats.
-	Dialogue []DialogueTurn
-	// Instance is the task instance (a SWE-bench instance id) that results
-	// files are joined on; "" when the log does not name one.
-	Instance string
-	// Guard is what bagen-data guard estimated and decided during the run
-	// (metadata.guard); nil for logs the guard did not write.
-	Guard *GuardRun
+	// Extra is what only some formats record.
+	Extra Extra
 	// Replaced counts invalid UTF-8 sequences replaced by U+FFFD (only when
 	// Options.ReplaceInvalidUTF8 allows it; otherwise they are an error).
 	Replaced int
 	// Task is the task the log says it is from (metadata.task: sokoban,
 	// searchr1, …); "" when it does not say.
 	Task string
+}
+
+// Extra is what a trajectory carries beyond the messages, the usage and
+// the outcome when its format records it; each field is zero for the
+// formats that do not.
+type Extra struct {
+	// Instance is the task instance (a SWE-bench instance id) that results
+	// files are joined on; "" when the log does not name one.
+	Instance string
+	// BySuccessRule is the success the metadata gives under each
+	// SuccessRule where the log's own fields decide it (rollout JSONL,
+	// estimation dialogues); nil for formats that decide success
+	// otherwise. Success is its FirstPresentSuccess until WithSuccessRule
+	// picks another.
+	BySuccessRule *SuccessByRule
+	// Dialogue is every turn of an estimation dialogue as logged, in file
+	// order, for readers that select and replay turns their own way (the
+	// authors' TokenEstimationEnv; see package probes); nil for other
+	// formats.
+	Dialogue []DialogueTurn
+	// Guard is what bagen-data guard estimated and decided during the run
+	// (metadata.guard); nil for logs the guard did not write.
+	Guard *GuardRun
 }
 
 // Position is where a record sits in its input.

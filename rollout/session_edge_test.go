@@ -45,7 +45,7 @@ func TestClaudeCodeEdges(t *testing.T) {
 		`{"type":"assistant","sessionId":"s1","message":{"id":"e1","model":"<synthetic>","content":[{"type":"text","text":"API Error"}],`+u(0, 0, 0, 0)+`}}`,
 		`{"type":"assistant","sessionId":"s1","message":{"id":"m3","model":"c","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":1,"cache_read_input_tokens":150,"output_tokens":2,"output_tokens_details":{"thinking_tokens":0}}}}`,
 	)
-	want := Trajectory{ID: "s1", Instance: "/repo", Inputs: InputsRequest, Outcome: OutcomeNone, Pos: tr.Pos,
+	want := Trajectory{ID: "s1", Extra: Extra{Instance: "/repo"}, Inputs: InputsRequest, Outcome: OutcomeNone, Pos: tr.Pos,
 		Messages: []Message{
 			user("Fix it."),
 			assistant("Looking.\n\n<tool_call>\n{\"name\": \"Task\", \"arguments\": {\"prompt\":\"find\"}}\n</tool_call>"),
@@ -86,7 +86,7 @@ func TestCodexEdges(t *testing.T) {
 		`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Patched."}]}}`,
 		tc(370, 125, 120, 5, 0),
 	)
-	want := Trajectory{ID: "c1", Instance: "/repo", Inputs: InputsRequest, Outcome: OutcomeNone, Pos: tr.Pos,
+	want := Trajectory{ID: "c1", Extra: Extra{Instance: "/repo"}, Inputs: InputsRequest, Outcome: OutcomeNone, Pos: tr.Pos,
 		Messages: []Message{
 			system("Be brief."),
 			user("Patch it."),
@@ -120,7 +120,7 @@ func TestQwenCodeEdges(t *testing.T) {
 		`{"uuid":"5","sessionId":"q1","type":"assistant","message":{"role":"model","parts":[{"text":"Ok."}]},`+
 			`"usageMetadata":{"promptTokenCount":70,"candidatesTokenCount":6,"thoughtsTokenCount":2,"totalTokenCount":76}}`,
 	)
-	want := Trajectory{ID: "q1", Instance: "/repo", Inputs: InputsRequest, Outcome: OutcomeNone, Pos: tr.Pos,
+	want := Trajectory{ID: "q1", Extra: Extra{Instance: "/repo"}, Inputs: InputsRequest, Outcome: OutcomeNone, Pos: tr.Pos,
 		Messages: []Message{
 			user("Go."),
 			assistant("<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\":\"a\"}}\n</tool_call>"),

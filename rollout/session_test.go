@@ -95,9 +95,9 @@ func TestSessionsPinned(t *testing.T) {
 			}
 			tr := ts[0]
 			wantInstance := "/tmp/bagen-agentsessions/" + string(g.Agent) + "-" + g.Script + "/work"
-			if tr.ID != sessionID(g.Agent, g.File) || tr.Instance != wantInstance || tr.Outcome != OutcomeNone || tr.Inputs != InputsRequest || tr.Success {
+			if tr.ID != sessionID(g.Agent, g.File) || tr.Extra.Instance != wantInstance || tr.Outcome != OutcomeNone || tr.Inputs != InputsRequest || tr.Success {
 				t.Errorf("id %q instance %q outcome %q inputs %v success %v; want %q %q none request false",
-					tr.ID, tr.Instance, tr.Outcome, tr.Inputs, tr.Success, sessionID(g.Agent, g.File), wantInstance)
+					tr.ID, tr.Extra.Instance, tr.Outcome, tr.Inputs, tr.Success, sessionID(g.Agent, g.File), wantInstance)
 			}
 			if diff := cmp.Diff(apiOf(g.Calls), tr.API); diff != "" {
 				t.Errorf("usage per turn (-stand-in +read):\n%s", diff)

@@ -38,8 +38,8 @@ type SuccessByRule [successRules]bool
 // decides it (t.BySuccessRule is set: rollout JSONL and estimation
 // dialogues); any other t is returned as it is.
 func (t Trajectory) WithSuccessRule(r SuccessRule) Trajectory {
-	if t.BySuccessRule != nil && r < successRules {
-		t.Success = t.BySuccessRule[r]
+	if t.Extra.BySuccessRule != nil && r < successRules {
+		t.Success = t.Extra.BySuccessRule[r]
 	}
 	return t
 }

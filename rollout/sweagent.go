@@ -19,15 +19,17 @@ type wireSWEAgent struct {
 		Response    *string         `json:"response"`
 		Observation json.RawMessage `json:"observation"`
 	} `json:"trajectory"`
-	History []struct {
-		Role      string          `json:"role"`
-		Content   json.RawMessage `json:"content"`
-		IsDemo    bool            `json:"is_demo"`
-		ToolCalls json.RawMessage `json:"tool_calls"`
-	} `json:"history"`
-	Info *struct {
+	History []wireSWEHistory `json:"history"`
+	Info    *struct {
 		ExitStatus *string `json:"exit_status"`
 	} `json:"info"`
+}
+
+type wireSWEHistory struct {
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	IsDemo    bool            `json:"is_demo"`
+	ToolCalls json.RawMessage `json:"tool_calls"`
 }
 
 // decodeSWEAgent: the first call's user side is the history before the
@@ -40,34 +42,13 @@ func decodeSWEAgent(rec Record) (Trajectory, error) {
 		return Trajectory{Pos: rec.Pos}, rec.Errorf(err2field(err), "%w", JSONCause(err))
 	}
 	id := BaseID(rec.Pos.File)
-	b := turnBuilder{t: Trajectory{ID: id, Instance: id, Pos: rec.Pos}}
+	b := turnBuilder{t: Trajectory{ID: id, Extra: Extra{Instance: id}, Pos: rec.Pos}}
 	if len(w.Trajectory) == 0 {
 		return b.t, rec.Errorf("trajectory", "missing or empty")
 	}
-	var calls []string // tool calls of the history's assistant messages, in order
-	started := false   // past the first (non-demonstration) assistant message
-	for i, h := range w.History {
-		field := fmt.Sprintf("history[%d]", i)
-		if h.Role == "assistant" && !h.IsDemo {
-			c, err := renderToolCalls(rec, field+".tool_calls", h.ToolCalls)
-			if err != nil {
-				return b.t, err
-			}
-			calls, started = append(calls, c), true
-			continue
-		}
-		if started {
-			continue
-		}
-		s, _, err := text(rec, field+".content", h.Content)
-		if err != nil {
-			return b.t, err
-		}
-		if h.Role == "system" && i == 0 {
-			b.t.Messages = append(b.t.Messages, Message{Role: "system", Content: s, Tokens: Unrecorded})
-		} else {
-			b.see(s)
-		}
+	calls, err := sweAgentHistory(rec, &b, w.History)
+	if err != nil {
+		return b.t, err
 	}
 	for k, step := range w.Trajectory {
 		field := fmt.Sprintf("trajectory[%d]", k)
@@ -94,4 +75,35 @@ func decodeSWEAgent(rec Record) (Trajectory, error) {
 		b.t.Outcome = OutcomeExitStatus
 	}
 	return b.t, nil
+}
+
+// sweAgentHistory reads the history: the messages before its first
+// assistant message become b's system message and first user side, and
+// calls are the tool calls of each of its assistant messages, in order.
+func sweAgentHistory(rec Record, b *turnBuilder, history []wireSWEHistory) (calls []string, err error) {
+	started := false // past the first (non-demonstration) assistant message
+	for i, h := range history {
+		field := fmt.Sprintf("history[%d]", i)
+		if h.Role == "assistant" && !h.IsDemo {
+			c, err := renderToolCalls(rec, field+".tool_calls", h.ToolCalls)
+			if err != nil {
+				return nil, err
+			}
+			calls, started = append(calls, c), true
+			continue
+		}
+		if started {
+			continue
+		}
+		s, _, err := text(rec, field+".content", h.Content)
+		if err != nil {
+			return nil, err
+		}
+		if h.Role == "system" && i == 0 {
+			b.t.Messages = append(b.t.Messages, Message{Role: "system", Content: s, Tokens: Unrecorded})
+		} else {
+			b.see(s)
+		}
+	}
+	return calls, nil
 }

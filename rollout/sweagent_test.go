@@ -9,7 +9,7 @@ import (
 func TestSWEAgent(t *testing.T) {
 	got := mustReadAll(t, nil, "testdata/sweagent")
 	want := []Trajectory{{
-		ID: "pydicom__pydicom-1458", Instance: "pydicom__pydicom-1458",
+		ID: "pydicom__pydicom-1458", Extra: Extra{Instance: "pydicom__pydicom-1458"},
 		Pos: Position{File: "testdata/sweagent/pydicom__pydicom-1458.traj", Index: -1},
 		Messages: []Message{
 			system("SETTING: You are an autonomous programmer."),

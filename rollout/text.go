@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -115,65 +114,81 @@ func countInvalid(b []byte) int {
 // byte off of data, found by walking its tokens.
 func pathAt(data []byte, off int) string {
 	dec := json.NewDecoder(bytes.NewReader(data))
-	type frame struct {
-		array bool
-		key   string
-		index int
-		inKey bool // an object frame whose next string token is a key
-	}
-	var stack []frame
-	path := func() string {
-		var b strings.Builder
-		for _, f := range stack {
-			if f.array {
-				b.WriteString("[" + strconv.Itoa(f.index-1) + "]")
-				continue
-			}
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(f.key)
-		}
-		return b.String()
-	}
+	var p jsonPath
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF || err != nil {
-			return path()
+		if err != nil {
+			return p.String()
 		}
-		var top *frame
-		if len(stack) > 0 {
-			top = &stack[len(stack)-1]
-		}
-		if top != nil && !top.array && top.inKey {
-			if k, ok := tok.(string); ok {
-				top.key, top.inKey = k, false
-				if dec.InputOffset() > int64(off) {
-					return path()
-				}
-				continue
-			}
-		}
-		if top != nil && top.array {
-			if d, ok := tok.(json.Delim); !ok || d != ']' {
-				top.index++
-			}
-		}
+		key := p.key(tok)
 		if dec.InputOffset() > int64(off) {
-			return path()
+			return p.String()
 		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, frame{inKey: true})
-		case json.Delim('['):
-			stack = append(stack, frame{array: true})
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-		}
-		if len(stack) > 0 && !stack[len(stack)-1].array {
-			if _, isDelim := tok.(json.Delim); !isDelim || tok == json.Delim('}') || tok == json.Delim(']') {
-				stack[len(stack)-1].inKey = true
-			}
+		if !key {
+			p = p.step(tok)
 		}
 	}
+}
+
+// jsonPath is the objects and arrays open around a token of a JSON
+// value, outermost first.
+type jsonPath []pathFrame
+
+// pathFrame is one open object or array.
+type pathFrame struct {
+	array bool
+	key   string // an object's current key
+	index int    // an array's values so far
+	inKey bool   // an object whose next string token is a key
+}
+
+func (p jsonPath) String() string {
+	var b strings.Builder
+	for _, f := range p {
+		if f.array {
+			b.WriteString("[" + strconv.Itoa(f.index-1) + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(f.key)
+	}
+	return b.String()
+}
+
+// key takes tok as the innermost object's next key, if it is one, and
+// otherwise counts it as a value of the innermost array.
+func (p jsonPath) key(tok json.Token) bool {
+	if len(p) == 0 {
+		return false
+	}
+	top := &p[len(p)-1]
+	if k, ok := tok.(string); ok && !top.array && top.inKey {
+		top.key, top.inKey = k, false
+		return true
+	}
+	if top.array && tok != json.Delim(']') {
+		top.index++
+	}
+	return false
+}
+
+// step opens or closes an object or array at tok, a value or delimiter,
+// and waits for the next key after a value in an object.
+func (p jsonPath) step(tok json.Token) jsonPath {
+	switch tok {
+	case json.Delim('{'):
+		p = append(p, pathFrame{inKey: true})
+	case json.Delim('['):
+		p = append(p, pathFrame{array: true})
+	case json.Delim('}'), json.Delim(']'):
+		p = p[:len(p)-1]
+	}
+	if len(p) > 0 && !p[len(p)-1].array {
+		if _, isDelim := tok.(json.Delim); !isDelim || tok == json.Delim('}') || tok == json.Delim(']') {
+			p[len(p)-1].inKey = true
+		}
+	}
+	return p
 }

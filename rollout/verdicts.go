@@ -66,7 +66,7 @@ func (r *Results) LenSuccess() int {
 func (r *Results) joinID(t *Trajectory) bool {
 	v, ok := r.byID[t.ID]
 	if ok {
-		t.Success, t.Outcome, t.BySuccessRule = v, OutcomeResults, nil
+		t.Success, t.Outcome, t.Extra.BySuccessRule = v, OutcomeResults, nil
 	}
 	return ok
 }

@@ -27,7 +27,7 @@ func TestSuccessFiles(t *testing.T) {
 		{"s2", "s1", false, OutcomeResults}, // the id, not the instance, is joined
 		{"s3", "s1", false, ""},
 	} {
-		tr := Trajectory{ID: tc.id, Instance: tc.instance}
+		tr := Trajectory{ID: tc.id, Extra: Extra{Instance: tc.instance}}
 		r.join(&tr)
 		if tr.Success != tc.success || tr.Outcome != tc.outcome {
 			t.Errorf("%s: success %v outcome %q, want %v %q", tc.id, tr.Success, tr.Outcome, tc.success, tc.outcome)

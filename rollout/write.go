@@ -10,10 +10,66 @@ import (
 	"bagen-data/internal/atomicfile"
 )
 
+// CanonicalMessages are the messages of a canonical JSONL line. They
+// differ from Message only in their JSON: a message's recorded count is
+// its "tokens" field, left out when Unrecorded.
+type CanonicalMessages []Message
+
+// canonMessage is a Message as the canonical JSONL spells it.
 type canonMessage struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
 	Tokens  *int64 `json:"tokens,omitempty"`
+}
+
+// MarshalJSON writes the messages in the canonical spelling.
+func (c CanonicalMessages) MarshalJSON() ([]byte, error) {
+	return marshalAs(c, func(m Message) canonMessage {
+		return canonMessage{Role: m.Role, Content: m.Content, Tokens: recorded(m.Tokens)}
+	})
+}
+
+// UnmarshalJSON reads messages in the canonical spelling; a message
+// without tokens is Unrecorded.
+func (c *CanonicalMessages) UnmarshalJSON(data []byte) error {
+	return unmarshalAs((*[]Message)(c), data, func(w canonMessage) Message {
+		m := Message{Role: w.Role, Content: w.Content, Tokens: Unrecorded}
+		if w.Tokens != nil {
+			m.Tokens = *w.Tokens
+		}
+		return m
+	})
+}
+
+// marshalAs writes msgs as a JSON array of their wire spelling W, null
+// when nil.
+func marshalAs[W any](msgs []Message, spell func(Message) W) ([]byte, error) {
+	if msgs == nil {
+		return []byte("null"), nil
+	}
+	wire := make([]W, len(msgs))
+	for i, m := range msgs {
+		wire[i] = spell(m)
+	}
+	return marshalRaw(wire)
+}
+
+// unmarshalAs reads a JSON array of messages spelled W into *msgs; null
+// leaves it nil.
+func unmarshalAs[W any](msgs *[]Message, data []byte, read func(W) Message) error {
+	if string(data) == "null" {
+		*msgs = nil
+		return nil
+	}
+	var wire []W
+	if err := json.Unmarshal(data, &wire); err != nil {
+		return err
+	}
+	*msgs = make([]Message, len(wire))
+	for i, w := range wire {
+		(*msgs)[i] = read(w)
+	}
+	return nil
 }
 
 type canonAPI struct {
@@ -33,12 +89,12 @@ type canonMetadata struct {
 }
 
 type canonRollout struct {
-	CustomID  string         `json:"custom_id"`
-	Budget    int64          `json:"budget,omitempty"`
-	Messages  []canonMessage `json:"messages"`
-	API       []canonAPI     `json:"per_turn_api_tokens,omitempty"`
-	APIInputs string         `json:"api_inputs,omitempty"`
-	Metadata  canonMetadata  `json:"metadata"`
+	CustomID  string            `json:"custom_id"`
+	Budget    int64             `json:"budget,omitempty"`
+	Messages  CanonicalMessages `json:"messages"`
+	API       []canonAPI        `json:"per_turn_api_tokens,omitempty"`
+	APIInputs string            `json:"api_inputs,omitempty"`
+	Metadata  canonMetadata     `json:"metadata"`
 }
 
 func recorded(n int64) *int64 {
@@ -52,13 +108,13 @@ func recorded(n int64) *int64 {
 // newline): what Decode reads back as the same Trajectory, apart from its
 // position and Replaced.
 func MarshalCanonical(t Trajectory) ([]byte, error) {
-	c := canonRollout{CustomID: t.ID, Budget: t.Budget, Messages: make([]canonMessage, len(t.Messages)),
-		Metadata: canonMetadata{Success: t.Success, OutcomeSource: t.Outcome, InstanceID: t.Instance, Task: t.Task, Guard: t.Guard}}
+	c := canonRollout{CustomID: t.ID, Budget: t.Budget, Messages: CanonicalMessages(t.Messages),
+		Metadata: canonMetadata{Success: t.Success, OutcomeSource: t.Outcome, InstanceID: t.Extra.Instance, Task: t.Task, Guard: t.Extra.Guard}}
+	if c.Messages == nil {
+		c.Messages = CanonicalMessages{} // [], not null
+	}
 	if c.Metadata.OutcomeSource == "" {
 		c.Metadata.OutcomeSource = OutcomeNone
-	}
-	for i, m := range t.Messages {
-		c.Messages[i] = canonMessage{Role: m.Role, Content: m.Content, Tokens: recorded(m.Tokens)}
 	}
 	if hasUsage(t.API) {
 		for _, a := range t.API {
@@ -75,10 +131,17 @@ func MarshalCanonical(t Trajectory) ([]byte, error) {
 	case InputsTurn:
 		c.APIInputs = "turn"
 	}
+	return marshalRaw(c)
+}
+
+// marshalRaw is json.Marshal without HTML escaping: the canonical JSONL
+// keeps <, > and & as they are, and an enclosing encoder escapes them
+// if it is asked to.
+func marshalRaw(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(c); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil

@@ -50,7 +50,7 @@ func TestConvertRoundTrip(t *testing.T) {
 		t.Errorf("summary usage %+v, the trajectories' own sum %+v", sum.Usage, direct)
 	}
 	got := mustReadAll(t, nil, out)
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Trajectory{}, "Pos", "BySuccessRule")); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Trajectory{}, "Pos", "Extra.BySuccessRule")); diff != "" {
 		t.Errorf("read back (-want +got):\n%s", diff)
 	}
 	data, _ := os.ReadFile(out)

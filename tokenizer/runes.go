@@ -87,56 +87,12 @@ func (t *Tokenizer) runEdges(b []byte) edgeRun {
 // buildRunes fills t.runes from the merges; it leaves it nil when a token
 // id does not fit runeIDBits.
 func (t *Tokenizer) buildRunes() {
-	maxID := int32(0)
-	for _, id := range t.byteIDs {
-		maxID = max(maxID, id)
-	}
-	for _, s := range t.merges.slots {
-		if s != emptySlot {
-			key := s >> rankBits
-			maxID = max(maxID, int32(key>>idBits), int32(key&(1<<idBits-1)))
-		}
-	}
-	for r := range t.mergeTo {
-		maxID = max(maxID, t.merged(uint32(r)))
-	}
+	maxID := t.largestID()
 	if maxID > runeIDMask {
 		return
 	}
-	alone, spaced := new([1 << 16]edgeRun), new([1 << 16]edgeRun)
-	var buf [4]byte
-	for r := rune(utf8.RuneSelf); r < 1<<16; r++ {
-		if !utf8.ValidRune(r) {
-			continue
-		}
-		buf[0] = ' '
-		n := utf8.EncodeRune(buf[1:], r)
-		alone[r] = t.runEdges(buf[1 : 1+n])
-		spaced[r] = t.runEdges(buf[:1+n])
-	}
-	// The tokens ever at a left part's right end and at a right part's
-	// left end, and those of them that have a rule with one of the other.
-	rightEnds, leftEnds := make([]bool, maxID+1), make([]bool, maxID+1)
-	for r := range alone {
-		for _, id := range alone[r].right[:alone[r].nr] {
-			rightEnds[id] = true
-		}
-		for _, id := range spaced[r].right[:spaced[r].nr] {
-			rightEnds[id] = true
-		}
-		for _, id := range alone[r].left[:alone[r].nl] {
-			leftEnds[id] = true
-		}
-	}
-	joinsRight, joinsLeft := make([]bool, maxID+1), make([]bool, maxID+1)
-	for _, s := range t.merges.slots {
-		if s != emptySlot {
-			key := s >> rankBits
-			a, b := key>>idBits, key&(1<<idBits-1)
-			joinsRight[a] = joinsRight[a] || leftEnds[b]
-			joinsLeft[b] = joinsLeft[b] || rightEnds[a]
-		}
-	}
+	alone, spaced := t.runAll()
+	joinsRight, joinsLeft := t.joins(alone, spaced, maxID)
 	none := func(ids []int32, joins []bool) bool {
 		for _, id := range ids {
 			if joins[id] {
@@ -154,6 +110,70 @@ func (t *Tokenizer) buildRunes() {
 		t.runes.alone[r] = pack(a, none(a.right[:a.nr], joinsRight), none(a.left[:a.nl], joinsLeft))
 		t.runes.spaced[r] = pack(sp, none(sp.right[:sp.nr], joinsRight), false)
 	}
+}
+
+// largestID is the largest token id of the byte tokens and the merges.
+func (t *Tokenizer) largestID() int32 {
+	maxID := int32(0)
+	for _, id := range t.byteIDs {
+		maxID = max(maxID, id)
+	}
+	for _, s := range t.merges.slots {
+		if s != emptySlot {
+			key := s >> rankBits
+			maxID = max(maxID, int32(key>>idBits), int32(key&(1<<idBits-1)))
+		}
+	}
+	for r := range t.mergeTo {
+		maxID = max(maxID, t.merged(uint32(r)))
+	}
+	return maxID
+}
+
+// runAll is the BPE run of every non-ASCII character of the Basic
+// Multilingual Plane, alone and after a space.
+func (t *Tokenizer) runAll() (alone, spaced *[1 << 16]edgeRun) {
+	alone, spaced = new([1 << 16]edgeRun), new([1 << 16]edgeRun)
+	var buf [4]byte
+	for r := rune(utf8.RuneSelf); r < 1<<16; r++ {
+		if !utf8.ValidRune(r) {
+			continue
+		}
+		buf[0] = ' '
+		n := utf8.EncodeRune(buf[1:], r)
+		alone[r] = t.runEdges(buf[1 : 1+n])
+		spaced[r] = t.runEdges(buf[:1+n])
+	}
+	return alone, spaced
+}
+
+// joins marks the tokens that have a merge rule across a cut: joinsRight
+// the tokens ever at a left part's right end (a character's, alone or
+// spaced) that merge with a token ever at a right part's left end, and
+// joinsLeft those left ends that merge with such a right end.
+func (t *Tokenizer) joins(alone, spaced *[1 << 16]edgeRun, maxID int32) (joinsRight, joinsLeft []bool) {
+	rightEnds, leftEnds := make([]bool, maxID+1), make([]bool, maxID+1)
+	for r := range alone {
+		for _, id := range alone[r].right[:alone[r].nr] {
+			rightEnds[id] = true
+		}
+		for _, id := range spaced[r].right[:spaced[r].nr] {
+			rightEnds[id] = true
+		}
+		for _, id := range alone[r].left[:alone[r].nl] {
+			leftEnds[id] = true
+		}
+	}
+	joinsRight, joinsLeft = make([]bool, maxID+1), make([]bool, maxID+1)
+	for _, s := range t.merges.slots {
+		if s != emptySlot {
+			key := s >> rankBits
+			a, b := key>>idBits, key&(1<<idBits-1)
+			joinsRight[a] = joinsRight[a] || leftEnds[b]
+			joinsLeft[b] = joinsLeft[b] || rightEnds[a]
+		}
+	}
+	return joinsRight, joinsLeft
 }
 
 // pack makes the entry of a run; a run of more than three tokens gets an

@@ -11,6 +11,7 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // agentBuild builds the agent logs of rollout/testdata, every trajectory
@@ -26,7 +27,7 @@ func agentBuild(t *testing.T, kind probes.AccountingKind) string {
 	for _, d := range []string{"mini0", "mini1", "mini2", "openhands", "inspect", "harbor"} {
 		paths = append(paths, filepath.Join("..", "rollout", "testdata", d))
 	}
-	srcs, err := probes.Expand(paths)
+	srcs, err := rollout.Expand(paths)
 	if err != nil {
 		t.Fatal(err)
 	}

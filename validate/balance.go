@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"bagen-data/dataset"
+	"bagen-data/rollout"
 )
 
 // chatFraming approximates the tokens ChatML adds around a prompt:
@@ -15,7 +16,7 @@ const (
 )
 
 // promptTokens counts a prompt as a chat template renders it.
-func (v *validator) promptTokens(msgs []dataset.Message) int {
+func (v *validator) promptTokens(msgs []rollout.Message) int {
 	n := framingGeneration
 	for _, m := range msgs {
 		n += v.cfg.Counter.Count(m.Content) + framingPerMessage
@@ -24,7 +25,7 @@ func (v *validator) promptTokens(msgs []dataset.Message) int {
 }
 
 // checkLength warns about prompts longer than MaxPromptTokens.
-func (v *validator) checkLength(f *file, at loc, msgs []dataset.Message) {
+func (v *validator) checkLength(f *file, at loc, msgs []rollout.Message) {
 	if v.cfg.Counter == nil {
 		return
 	}

@@ -1,13 +1,12 @@
 package validate
 
 import (
+	"bagen-data/rollout"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-
-	"bagen-data/dataset"
 )
 
 // statedBudget finds the budgets a prompt states: "within N tokens" and
@@ -17,7 +16,7 @@ var statedBudget = regexp.MustCompile(`\bwithin (\d+) (?:total )?tokens\b`)
 
 // promptBudgets returns the distinct budgets stated in the probe message
 // and the system message (a --probe-prompt template may put it there).
-func promptBudgets(msgs []dataset.Message) []int64 {
+func promptBudgets(msgs []rollout.Message) []int64 {
 	var out []int64
 	scan := func(text string) {
 		for _, m := range statedBudget.FindAllStringSubmatch(text, -1) {
@@ -40,7 +39,7 @@ func promptBudgets(msgs []dataset.Message) []int64 {
 // prompt states: the estimator reads the prompt, the reward's is_possible
 // was decided with the column, so a difference trains a contradiction.
 // msgs is the prompt as the model sees it (an SFT row without its answer).
-func (v *validator) checkPromptBudget(f *file, at loc, budget int64, msgs []dataset.Message) {
+func (v *validator) checkPromptBudget(f *file, at loc, budget int64, msgs []rollout.Message) {
 	if budget <= 0 {
 		return // reported by the budget check (or a Warehouse row, whose budgets are prose)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // words counts whitespace-separated words: a stand-in tokenizer that keeps
@@ -81,7 +82,7 @@ func buildDataset(t *testing.T, mutate func(*dataset.Config)) string {
 		mutate(&cfg)
 	}
 	dir := filepath.Join(t.TempDir(), "data")
-	if _, err := dataset.Build(context.Background(), []probes.Source{probes.FileSource(rollouts(t, 60, 7))}, dir, cfg); err != nil {
+	if _, err := dataset.Build(context.Background(), []rollout.Source{rollout.FileSource(rollouts(t, 60, 7))}, dir, cfg); err != nil {
 		t.Fatal(err)
 	}
 	return dir

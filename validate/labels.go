@@ -9,6 +9,7 @@ import (
 	"bagen-data/dataset"
 	"bagen-data/probes"
 	"bagen-data/reward"
+	"bagen-data/rollout"
 )
 
 // trajState is the first probe seen of a trajectory, for the checks that
@@ -268,7 +269,7 @@ func trajectoryOf(row dataset.RLRow) string {
 	return dataset.TrajectoryOf(row.ExtraInfo.CustomID)
 }
 
-func lastContent(msgs []dataset.Message) string {
+func lastContent(msgs []rollout.Message) string {
 	if len(msgs) == 0 {
 		return ""
 	}

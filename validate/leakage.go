@@ -6,6 +6,7 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/reward"
+	"bagen-data/rollout"
 )
 
 // splitOrder is the order leakage pairs are reported in.
@@ -25,7 +26,7 @@ func (v *validator) recordTrajectory(split, traj string, at loc) {
 }
 
 // promptKey identifies a prompt's text: every role and content.
-func promptKey(msgs []dataset.Message) [32]byte {
+func promptKey(msgs []rollout.Message) [32]byte {
 	h := sha256.New()
 	for _, m := range msgs {
 		h.Write([]byte(m.Role))
@@ -49,7 +50,7 @@ type trainPrompt struct {
 // recordPrompt notes a training prompt (SFT messages without the answer,
 // or an RL prompt) of trajectory traj and the answer it teaches (the SFT
 // answer, or the RL ground truth, as the reward parser reads it).
-func (v *validator) recordPrompt(msgs []dataset.Message, traj string, at loc, answer reward.Prediction) {
+func (v *validator) recordPrompt(msgs []rollout.Message, traj string, at loc, answer reward.Prediction) {
 	k := promptKey(msgs)
 	tp, ok := v.prompts[k]
 	if !ok {
@@ -123,7 +124,7 @@ func (v *validator) leakage(files []*file) {
 
 // completedTurns reports a prompt that shows an assistant turn: two
 // trajectories that share it share more than a start state.
-func completedTurns(msgs []dataset.Message) bool {
+func completedTurns(msgs []rollout.Message) bool {
 	for _, m := range msgs {
 		if m.Role == "assistant" {
 			return true

@@ -1,10 +1,9 @@
 package validate
 
 import (
+	"bagen-data/rollout"
 	"fmt"
 	"strings"
-
-	"bagen-data/dataset"
 )
 
 // checkShape checks a chat: an optional system message, then user and
@@ -15,7 +14,7 @@ import (
 // the right last role (assistant for SFT, user for
 // RL prompts) and, when p is known, the number of messages build writes for
 // a probe after p turns.
-func (v *validator) checkShape(f *file, at loc, msgs []dataset.Message, p int64, pOK bool) {
+func (v *validator) checkShape(f *file, at loc, msgs []rollout.Message, p int64, pOK bool) {
 	column, last := "prompt", "user"
 	if f.kind == kindSFT {
 		column, last = "messages", "assistant"
@@ -64,7 +63,7 @@ func (v *validator) checkShape(f *file, at loc, msgs []dataset.Message, p int64,
 }
 
 // alternation returns the first role out of place, or "".
-func alternation(column string, msgs []dataset.Message) string {
+func alternation(column string, msgs []rollout.Message) string {
 	start := 0
 	if msgs[0].Role == "system" {
 		start = 1

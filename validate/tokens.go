@@ -5,6 +5,7 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // countTolerance is how far, as a share of the counted tokens, a row's
@@ -43,7 +44,7 @@ func (v *validator) checkCountedTokens(f *file, at loc, row dataset.RLRow) {
 	for k, t := range x.PerTurnTokens {
 		sum += t.InputTokens + t.OutputTokens
 		in += t.InputTokens
-		counted += int64(v.cfg.Counter.Count(probes.StripReward(msgs[1+2*k].Content)))
+		counted += int64(v.cfg.Counter.Count(rollout.StripReward(msgs[1+2*k].Content)))
 	}
 	// A probe set's system share is the rollout's own (0 where the log's
 	// first request holds the system prompt; under --compat bagen-v1 the

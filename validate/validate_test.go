@@ -16,6 +16,7 @@ import (
 	"bagen-data/fixtures"
 	"bagen-data/probes"
 	"bagen-data/reward"
+	"bagen-data/rollout"
 	"bagen-data/tokenizer"
 )
 
@@ -70,7 +71,7 @@ func later(r dataset.RLRow) bool      { return r.ExtraInfo.ProbeAfterTurn >= 1 }
 // dataset often is.
 type rlNoRewardModel struct {
 	DataSource string            `parquet:"data_source"`
-	Prompt     []dataset.Message `parquet:"prompt,list"`
+	Prompt     []rollout.Message `parquet:"prompt,list"`
 	Ability    string            `parquet:"ability"`
 	ExtraInfo  dataset.ExtraInfo `parquet:"extra_info"`
 	Label      string            `parquet:"label"`
@@ -79,7 +80,7 @@ type rlNoRewardModel struct {
 // rlNoPrompt names the chat "messages" instead of "prompt".
 type rlNoPrompt struct {
 	DataSource  string              `parquet:"data_source"`
-	Messages    []dataset.Message   `parquet:"messages,list"`
+	Messages    []rollout.Message   `parquet:"messages,list"`
 	Ability     string              `parquet:"ability"`
 	RewardModel dataset.RewardModel `parquet:"reward_model"`
 	ExtraInfo   dataset.ExtraInfo   `parquet:"extra_info"`
@@ -123,7 +124,7 @@ type rlPyarrow struct {
 	} `parquet:"reward_model,optional" json:"reward_model"`
 	ExtraInfo  *dataset.ExtraInfo `parquet:"extra_info,optional" json:"extra_info"`
 	Ability    *string            `parquet:"ability,optional" json:"ability"`
-	Prompt     []dataset.Message  `parquet:"prompt,list,optional" json:"prompt"`
+	Prompt     []rollout.Message  `parquet:"prompt,list,optional" json:"prompt"`
 	DataSource *string            `parquet:"data_source,optional" json:"data_source"`
 }
 
@@ -589,7 +590,7 @@ func onlyWarnings(r *Report) bool {
 func longPrompts(t *testing.T, limit int) int {
 	dir := buildDataset(t, nil)
 	n := 0
-	count := func(msgs []dataset.Message) {
+	count := func(msgs []rollout.Message) {
 		total := 3
 		for _, m := range msgs {
 			total += len(strings.Fields(m.Content)) + 5
@@ -687,9 +688,9 @@ func TestEmbeddedFixturesPass(t *testing.T) {
 	if err != nil {
 		t.Skipf("no Qwen tokenizer (%v): run `make tokenizer`", err)
 	}
-	srcs := make([]probes.Source, len(names))
+	srcs := make([]rollout.Source, len(names))
 	for i, n := range names {
-		srcs[i] = probes.FSSource(fixtures.Rollouts, n)
+		srcs[i] = rollout.FSSource(fixtures.Rollouts, n)
 	}
 	task, _ := probes.LookupTask("sokoban")
 	width, _ := probes.ParseWidth("pct30")

@@ -10,13 +10,14 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"bagen-data/dataset"
+	"bagen-data/rollout"
 )
 
 // Probe is one prompt to answer: the prompt column of an eval row, sent as
 // it is.
 type Probe struct {
 	CustomID string
-	Messages []dataset.Message
+	Messages []rollout.Message
 }
 
 // Client answers one probe with one request. Ask retries it (Retry) and

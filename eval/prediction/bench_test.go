@@ -1,6 +1,7 @@
 package prediction
 
 import (
+	"bagen-data/rollout"
 	"bytes"
 	"fmt"
 	"io"
@@ -11,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"bagen-data/dataset"
 )
 
 // The benchmarks measure the client's own overhead against a loopback stub
@@ -39,7 +38,7 @@ func benchStub(b *testing.B) string {
 func benchProbes(n int) []Probe {
 	ps := make([]Probe, n)
 	for i := range ps {
-		ps[i] = Probe{CustomID: fmt.Sprintf("t%d_probe_after_turn_0", i), Messages: []dataset.Message{
+		ps[i] = Probe{CustomID: fmt.Sprintf("t%d_probe_after_turn_0", i), Messages: []rollout.Message{
 			{Role: "system", Content: "You estimate the remaining token budget of an agent."},
 			{Role: "user", Content: fmt.Sprintf("Turn %d of a Sokoban rollout. How many tokens remain?", i)}}}
 	}

@@ -1,11 +1,10 @@
 package prediction
 
 import (
+	"bagen-data/rollout"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-
-	"bagen-data/dataset"
 )
 
 // Sampler is a Client that says how it samples (temperature, length cap,
@@ -20,7 +19,7 @@ type Sampler interface {
 // that does not say) and the prompt's messages. An answer in a ledger is
 // reused only for a probe with the same key: the same custom_id in a file
 // built otherwise (another budget, width or task) is another question.
-func RequestKey(c Client, model string, msgs []dataset.Message) string {
+func RequestKey(c Client, model string, msgs []rollout.Message) string {
 	sampling := ""
 	if s, ok := c.(Sampler); ok {
 		sampling = s.Sampling()
@@ -28,7 +27,7 @@ func RequestKey(c Client, model string, msgs []dataset.Message) string {
 	b, err := json.Marshal(struct {
 		Model    string            `json:"model"`
 		Sampling string            `json:"sampling"`
-		Messages []dataset.Message `json:"messages"`
+		Messages []rollout.Message `json:"messages"`
 	}{model, sampling, msgs})
 	if err != nil {
 		panic("prediction: request key: " + err.Error())

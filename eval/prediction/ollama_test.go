@@ -1,6 +1,7 @@
 package prediction
 
 import (
+	"bagen-data/rollout"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,8 +17,6 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
-
-	"bagen-data/dataset"
 )
 
 // chatServer speaks Ollama's POST /api/chat (non-streaming): it answers
@@ -89,7 +88,7 @@ func probes(n int) []Probe {
 			text += " doomed"
 		}
 		out = append(out, Probe{CustomID: fmt.Sprintf("t%d_probe_after_turn_0", i),
-			Messages: []dataset.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: text}}})
+			Messages: []rollout.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: text}}})
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package prediction
 
 import (
+	"bagen-data/rollout"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"bagen-data/dataset"
 	"bagen-data/internal/openai"
 )
 
@@ -98,7 +98,7 @@ func (o *OpenAI) client() *http.Client {
 
 // Body returns the JSON request body for messages: model, messages,
 // temperature, max_tokens, seed and then Extra's keys.
-func (o *OpenAI) Body(messages []dataset.Message) ([]byte, error) {
+func (o *OpenAI) Body(messages []rollout.Message) ([]byte, error) {
 	msgs := make([]openai.Message, len(messages))
 	for i, m := range messages {
 		msgs[i] = openai.Message{Role: m.Role, Content: openai.Text(m.Content)}

@@ -1,6 +1,7 @@
 package prediction
 
 import (
+	"bagen-data/rollout"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,8 +16,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"bagen-data/dataset"
 )
 
 // stub is a Chat Completions server: it records each request and answers
@@ -63,7 +62,7 @@ func TestOpenAIRequest(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	p := Probe{CustomID: "a", Messages: []dataset.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "u"}}}
+	p := Probe{CustomID: "a", Messages: []rollout.Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "u"}}}
 	got, err := c.Complete(t.Context(), p)
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +291,7 @@ func FuzzOpenAIConfig(f *testing.F) {
 		if u, err := c.endpoint("/chat/completions"); err != nil || !strings.HasSuffix(u, "/chat/completions") {
 			t.Fatalf("endpoint of %q: %q, %v", base, u, err)
 		}
-		b, err := c.Body([]dataset.Message{{Role: "user", Content: "u"}})
+		b, err := c.Body([]rollout.Message{{Role: "user", Content: "u"}})
 		if err != nil {
 			return // an extra value JSON cannot encode
 		}
@@ -326,7 +325,7 @@ func TestAskStopsWhenServerDown(t *testing.T) {
 func TestBodyBytes(t *testing.T) {
 	seed := int64(3)
 	o := &OpenAI{Model: "m", BaseURL: "http://x", Seed: &seed, Extra: map[string]any{"top_p": 0.5}}
-	got, err := o.Body([]dataset.Message{{Role: "user", Content: "a<b>&c \u2028 \xff \"q\" é"}, {Role: "assistant", Content: ""}})
+	got, err := o.Body([]rollout.Message{{Role: "user", Content: "a<b>&c \u2028 \xff \"q\" é"}, {Role: "assistant", Content: ""}})
 	want := `{"max_tokens":512,"messages":[{"role":"user","content":"a\u003cb\u003e\u0026c \u2028 \ufffd \"q\" é"},{"role":"assistant","content":""}],"model":"m","seed":3,"stream":false,"temperature":0,"top_p":0.5}`
 	if err != nil || string(got) != want {
 		t.Errorf("got %s, %v\nwant %s", got, err, want)

@@ -1,7 +1,7 @@
 package prediction
 
 import (
-	"bagen-data/dataset"
+	"bagen-data/rollout"
 	"context"
 	"errors"
 	"os"
@@ -270,7 +270,7 @@ func TestResumeStale(t *testing.T) {
 	}
 	second := probes(3)
 	for i := range second {
-		second[i].Messages = []dataset.Message{second[i].Messages[0], {Role: "user", Content: "budget 3000: " + second[i].Messages[1].Content}}
+		second[i].Messages = []rollout.Message{second[i].Messages[0], {Role: "user", Content: "budget 3000: " + second[i].Messages[1].Content}}
 	}
 	other := &Ollama{Model: "m", Temperature: 0.7}
 	runs := []struct {

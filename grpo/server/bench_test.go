@@ -24,27 +24,27 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"bagen-data/dataset"
 	"bagen-data/grpo"
 	"bagen-data/internal/ollamatest"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 )
 
 // benchProbes are n distinct Sokoban probes: p completed turns of varied
 // usage and a varied budget.
-func benchProbes(n int) [][]dataset.Message {
-	out := make([][]dataset.Message, n)
+func benchProbes(n int) [][]rollout.Message {
+	out := make([][]rollout.Message, n)
 	for i := range out {
 		p := i%6 + 1
 		turns := make([]probes.TurnTokens, p)
-		msgs := []dataset.Message{{Role: "system", Content: probes.SokobanSystem}}
+		msgs := []rollout.Message{{Role: "system", Content: probes.SokobanSystem}}
 		for k := range turns {
 			turns[k] = probes.TurnTokens{In: int64(90 + 7*k + i), Out: int64(20 + k)}
-			msgs = append(msgs, dataset.Message{Role: "user", Content: fmt.Sprintf("Grid %d of puzzle %d:\n#####\n#_P_#\n#_X_#\n#####", k, i)},
-				dataset.Message{Role: "assistant", Content: "<answer>Up || Left</answer>"})
+			msgs = append(msgs, rollout.Message{Role: "user", Content: fmt.Sprintf("Grid %d of puzzle %d:\n#####\n#_P_#\n#_X_#\n#####", k, i)},
+				rollout.Message{Role: "assistant", Content: "<answer>Up || Left</answer>"})
 		}
 		budget := int64(2000 + 100*i)
-		out[i] = append(msgs, dataset.Message{Role: "user", Content: probes.Tasks["sokoban"].ProbeText(turns, p, budget, false)})
+		out[i] = append(msgs, rollout.Message{Role: "user", Content: probes.Tasks["sokoban"].ProbeText(turns, p, budget, false)})
 	}
 	return out
 }
@@ -160,7 +160,7 @@ func parallel8(b *testing.B, n int, f func(i int)) time.Duration {
 // fillCache stores a random dim-wide embedding for each chat's prompt in
 // enc's cache, in the encoder's layout (cache/digest[:16]/key[:2]/key.f32,
 // little-endian float32s), so the estimator reads it as cached.
-func fillCache(b *testing.B, enc *grpo.Encoder, chats [][]dataset.Message, dim int) {
+func fillCache(b *testing.B, enc *grpo.Encoder, chats [][]rollout.Message, dim int) {
 	digest, err := enc.Digest(context.Background())
 	if err != nil {
 		b.Fatal(err)

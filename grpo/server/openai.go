@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bagen-data/rollout"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"bagen-data/dataset"
 	"bagen-data/internal/openai"
 )
 
@@ -18,7 +18,7 @@ import (
 // answer is one short text either way.
 type chatRequest struct {
 	Model        string
-	Messages     []dataset.Message
+	Messages     []rollout.Message
 	Stream       bool
 	IncludeUsage bool // stream_options.include_usage
 	Temperature  float64
@@ -86,11 +86,11 @@ func decodeChat(body []byte) (chatRequest, error) {
 
 // decodeMessages reads each message: a role and a content that is a
 // string or an array of text parts (joined with newlines, as vLLM does).
-func decodeMessages(raws []json.RawMessage, errs []error) ([]dataset.Message, []error) {
+func decodeMessages(raws []json.RawMessage, errs []error) ([]rollout.Message, []error) {
 	if len(raws) == 0 {
 		return nil, append(errs, &FieldError{Path: "messages", Err: errors.New("empty")})
 	}
-	out := make([]dataset.Message, len(raws))
+	out := make([]rollout.Message, len(raws))
 	for i, raw := range raws {
 		path := "messages[" + strconv.Itoa(i) + "]"
 		var m struct {
@@ -114,7 +114,7 @@ func decodeMessages(raws []json.RawMessage, errs []error) ([]dataset.Message, []
 			errs = append(errs, err)
 			continue
 		}
-		out[i] = dataset.Message{Role: *m.Role, Content: text}
+		out[i] = rollout.Message{Role: *m.Role, Content: text}
 	}
 	return out, errs
 }

@@ -31,6 +31,7 @@ import (
 
 	"bagen-data/dataset"
 	"bagen-data/internal/cache"
+	"bagen-data/rollout"
 )
 
 func main() {
@@ -282,13 +283,9 @@ func generate(path string, n int) (int64, error) {
 	w := bufio.NewWriterSize(f, 1<<20)
 	r := rand.New(rand.NewPCG(1, 2))
 	words := strings.Fields("the box is left of the target so I should move up then push it right while avoiding the wall corner below and keep the player free to walk around it next turn")
-	type msg struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
 	for i := range n {
 		turns := 2 + r.IntN(13)
-		msgs := make([]msg, 0, 2*turns)
+		msgs := make([]rollout.Message, 0, 2*turns)
 		for k := range turns {
 			var g strings.Builder
 			fmt.Fprintf(&g, "Turn %d. State:\n", k+1)
@@ -311,7 +308,7 @@ func generate(path string, n int) (int64, error) {
 				a.WriteByte(' ')
 			}
 			a.WriteString("</think><answer>Up || Right || Down</answer>")
-			msgs = append(msgs, msg{"user", g.String()}, msg{"assistant", a.String()})
+			msgs = append(msgs, rollout.Message{Role: "user", Content: g.String()}, rollout.Message{Role: "assistant", Content: a.String()})
 		}
 		line, err := json.Marshal(map[string]any{
 			"custom_id": fmt.Sprintf("bench_%07d", i), "messages": msgs,

@@ -26,6 +26,7 @@ import (
 	"bagen-data/dataset"
 	"bagen-data/eval/prediction"
 	"bagen-data/internal/atomicfile"
+	"bagen-data/rollout"
 	"bagen-data/tokenizer"
 )
 
@@ -118,7 +119,7 @@ func withUsage(tok *tokenizer.Tokenizer, rows []dataset.RLRow, set *prediction.S
 }
 
 // chat renders messages in Qwen's chat template, ready for the answer.
-func chat(msgs []dataset.Message) string {
+func chat(msgs []rollout.Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		b.WriteString("<|im_start|>" + m.Role + "\n" + m.Content + "<|im_end|>\n")

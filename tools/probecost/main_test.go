@@ -6,11 +6,12 @@ import (
 	"bagen-data/dataset"
 	"bagen-data/eval/prediction"
 	"bagen-data/internal/testenv"
+	"bagen-data/rollout"
 	"bagen-data/tokenizer"
 )
 
 func TestChat(t *testing.T) {
-	got := chat([]dataset.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "u"}})
+	got := chat([]rollout.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "u"}})
 	want := "<|im_start|>system\ns<|im_end|>\n<|im_start|>user\nu<|im_end|>\n<|im_start|>assistant\n"
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
@@ -34,7 +35,7 @@ func TestWithUsage(t *testing.T) {
 	tok, err := tokenizer.Load(tokenizer.DefaultPath())
 	testenv.Need(t, "Qwen's tokenizer", err)
 	row := func(traj, id, user string) dataset.RLRow {
-		return dataset.RLRow{Prompt: []dataset.Message{{Role: "system", Content: "Solve it."}, {Role: "user", Content: user}},
+		return dataset.RLRow{Prompt: []rollout.Message{{Role: "system", Content: "Solve it."}, {Role: "user", Content: user}},
 			ExtraInfo: dataset.ExtraInfo{TrajectoryID: traj, CustomID: id}}
 	}
 	rows := []dataset.RLRow{row("a", "a1", "turn one"), row("a", "a2", "turn one then two"), row("b", "b1", "turn one")}

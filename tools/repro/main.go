@@ -33,6 +33,7 @@ import (
 	"bagen-data/internal/cache"
 	"bagen-data/internal/ollamatest"
 	"bagen-data/probes"
+	"bagen-data/rollout"
 	"bagen-data/tokenizer"
 
 	"github.com/ollama/ollama/api"
@@ -198,9 +199,9 @@ func buildData(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	srcs := make([]probes.Source, len(names))
+	srcs := make([]rollout.Source, len(names))
 	for i, n := range names {
-		srcs[i] = probes.FSSource(fixtures.Rollouts, n)
+		srcs[i] = rollout.FSSource(fixtures.Rollouts, n)
 	}
 	cfg := dataset.Config{
 		Task: probes.Tasks["sokoban"], Width: width, Seed: 42, Counter: tok, Tokenizer: "qwen (cached tokenizer.json)",
