@@ -1,12 +1,13 @@
 package dataset
 
 import (
-	"bagen-data/rollout"
 	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"bagen-data/rollout"
 )
 
 // Rows are rendered from spill records read into arena blocks that are

@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"bagen-data/rollout"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"bagen-data/rollout"
 )
 
 // writeFile writes rows of any type as a parquet file and returns its path.

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"bagen-data/reward"
 	"fmt"
 	"math"
 	"strings"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"bagen-data/reward"
 )
 
 // Hand-computed table used by the metric tests. Four trajectories, the

@@ -1,9 +1,10 @@
 package probes
 
 import (
-	"bagen-data/rollout"
 	"fmt"
 	"slices"
+
+	"bagen-data/rollout"
 )
 
 // MaxTokens bounds every token count and sum of one trajectory, system

@@ -1,10 +1,11 @@
 package probes
 
 import (
-	"bagen-data/rollout"
 	"errors"
 	"math"
 	"testing"
+
+	"bagen-data/rollout"
 )
 
 func TestAccountTokenSumOverflow(t *testing.T) {

@@ -1,9 +1,10 @@
 package probes
 
 import (
-	"bagen-data/rollout"
 	"errors"
 	"fmt"
+
+	"bagen-data/rollout"
 )
 
 // ErrNoBudget means a trajectory has no token budget: none was given, the

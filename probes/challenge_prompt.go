@@ -1,11 +1,12 @@
 package probes
 
 import (
-	"bagen-data/reward"
-	"bagen-data/rollout"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"bagen-data/reward"
+	"bagen-data/rollout"
 )
 
 // WarehouseEstimatorSystem is the system prompt of the paper's External

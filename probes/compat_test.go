@@ -1,13 +1,14 @@
 package probes
 
 import (
-	"bagen-data/rollout"
 	"encoding/json"
 	"fmt"
 	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"bagen-data/rollout"
 )
 
 // TestBenchBagenV1MatchesReference compares every SWE-bench probe of

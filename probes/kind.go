@@ -1,9 +1,10 @@
 package probes
 
 import (
-	"bagen-data/rollout"
 	"errors"
 	"fmt"
+
+	"bagen-data/rollout"
 )
 
 // AccountingKind names the token accounting that made a set of numbers

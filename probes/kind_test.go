@@ -1,10 +1,11 @@
 package probes
 
 import (
-	"bagen-data/rollout"
 	"errors"
 	"strings"
 	"testing"
+
+	"bagen-data/rollout"
 )
 
 // kindTrajectory is two turns and a trailing message, with recorded

@@ -1,12 +1,13 @@
 package probes
 
 import (
-	"bagen-data/rollout"
 	"fmt"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"bagen-data/rollout"
 )
 
 // Task is a preset: the agent's system prompt shown in every probe, the

@@ -1,7 +1,6 @@
 package probes
 
 import (
-	"bagen-data/rollout"
 	"errors"
 	"fmt"
 	"regexp"
@@ -9,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"bagen-data/rollout"
 )
 
 // Stated is what a rendered budget probe states: the numbers its estimation

@@ -1,12 +1,13 @@
 package probes
 
 import (
-	"bagen-data/rollout"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"bagen-data/rollout"
 )
 
 // TestParseProbeInvertsRender renders probes with every preset, both

@@ -1,7 +1,6 @@
 package probes
 
 import (
-	"bagen-data/rollout"
 	"flag"
 	"os"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"bagen-data/rollout"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

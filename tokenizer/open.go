@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"bagen-data/internal/cache"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/ollama/ollama/api"
+
+	"bagen-data/internal/cache"
 )
 
 // DefaultPath returns where `make tokenizer` puts Qwen's tokenizer.json:

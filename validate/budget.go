@@ -1,12 +1,13 @@
 package validate
 
 import (
-	"bagen-data/rollout"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"bagen-data/rollout"
 )
 
 // statedBudget finds the budgets a prompt states: "within N tokens" and

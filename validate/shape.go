@@ -1,9 +1,10 @@
 package validate
 
 import (
-	"bagen-data/rollout"
 	"fmt"
 	"strings"
+
+	"bagen-data/rollout"
 )
 
 // checkShape checks a chat: an optional system message, then user and

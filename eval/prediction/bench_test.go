@@ -1,7 +1,6 @@
 package prediction
 
 import (
-	"bagen-data/rollout"
 	"bytes"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"bagen-data/rollout"
 )
 
 // The benchmarks measure the client's own overhead against a loopback stub

@@ -1,10 +1,11 @@
 package prediction
 
 import (
-	"bagen-data/rollout"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+
+	"bagen-data/rollout"
 )
 
 // Sampler is a Client that says how it samples (temperature, length cap,

@@ -1,7 +1,6 @@
 package prediction
 
 import (
-	"bagen-data/rollout"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	"bagen-data/rollout"
 )
 
 // chatServer speaks Ollama's POST /api/chat (non-streaming): it answers

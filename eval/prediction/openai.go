@@ -1,7 +1,6 @@
 package prediction
 
 import (
-	"bagen-data/rollout"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"bagen-data/internal/openai"
+	"bagen-data/rollout"
 )
 
 // OpenAI answers probes through an OpenAI-compatible Chat Completions

@@ -1,7 +1,6 @@
 package prediction
 
 import (
-	"bagen-data/rollout"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"bagen-data/rollout"
 )
 
 // stub is a Chat Completions server: it records each request and answers

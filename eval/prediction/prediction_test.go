@@ -1,7 +1,6 @@
 package prediction
 
 import (
-	"bagen-data/rollout"
 	"context"
 	"errors"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"bagen-data/rollout"
 )
 
 func TestRead(t *testing.T) {

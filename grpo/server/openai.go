@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bagen-data/rollout"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"bagen-data/internal/openai"
+	"bagen-data/rollout"
 )
 
 // chatRequest is the part of a Chat Completions request the server reads.
