@@ -147,23 +147,8 @@ func writeSplits(ctx context.Context, st *atomicfile.Dir, w *rowWriter, plan [nu
 		digests [numSplits]FileDigest
 	)
 	one := func(i int) {
-		name := names[i]
-		err := func() error {
-			path, err := stagedPath(st, name)
-			if err != nil {
-				return err
-			}
-			if err := w.write(ctx, path, i, plan[i]); err != nil {
-				return fmt.Errorf("write %s: %w", name, err)
-			}
-			if err := ctx.Err(); err != nil {
-				return err // a cancelled build publishes nothing
-			}
-			digests[i], err = digest(path, name)
-			return err
-		}()
-		if err != nil {
-			errs[i] = err
+		digests[i], errs[i] = writeSplit(ctx, st, w, names[i], i, plan[i])
+		if errs[i] != nil {
 			cancel(errSiblingFailed)
 		}
 	}
@@ -187,6 +172,31 @@ func writeSplits(ctx context.Context, st *atomicfile.Dir, w *rowWriter, plan [nu
 		})
 	}
 	wg.Wait()
+	if err := firstFailure(ctx, errs[:]); err != nil {
+		return nil, err
+	}
+	return digests[:], nil
+}
+
+// writeSplit writes split i's rows to the staged file name and digests it.
+func writeSplit(ctx context.Context, st *atomicfile.Dir, w *rowWriter, name string, i int, entries []Entry) (FileDigest, error) {
+	path, err := stagedPath(st, name)
+	if err != nil {
+		return FileDigest{}, err
+	}
+	if err := w.write(ctx, path, i, entries); err != nil {
+		return FileDigest{}, fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return FileDigest{}, err // a cancelled build publishes nothing
+	}
+	return digest(path, name)
+}
+
+// firstFailure is the first file's own error among errs, in file order;
+// a cancellation that another file's failure caused (ctx's cause is
+// errSiblingFailed) is reported only when no file failed by itself.
+func firstFailure(ctx context.Context, errs []error) error {
 	var sibling error
 	for _, err := range errs {
 		switch {
@@ -194,13 +204,10 @@ func writeSplits(ctx context.Context, st *atomicfile.Dir, w *rowWriter, plan [nu
 		case context.Cause(ctx) == errSiblingFailed && errors.Is(err, context.Canceled):
 			sibling = cmp.Or(sibling, err)
 		default:
-			return nil, err
+			return err
 		}
 	}
-	if sibling != nil {
-		return nil, sibling
-	}
-	return digests[:], nil
+	return sibling
 }
 
 // overlapFiles is how many files are written at once: two keep both
