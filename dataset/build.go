@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 
 	"bagen-data/internal/atomicfile"
@@ -42,9 +41,7 @@ func Build(ctx context.Context, srcs []probes.Source, dir string, cfg Config) (*
 	if len(srcs) == 0 {
 		return nil, errors.New("no input files")
 	}
-	if cfg.Workers == 0 {
-		cfg.Workers = runtime.GOMAXPROCS(0)
-	}
+	cfg = cfg.withDefaults()
 	cfg.Task = cfg.Compat.Task(cfg.Task).ForWidth(cfg.Width) // a point target asks for a number
 	cfg.Accounting = cfg.accounting()
 	cfg.Probes = cfg.Compat.Options(cfg.Probes)
@@ -243,7 +240,7 @@ func newManifest(cfg *Config, sc *scanned) *Manifest {
 			Budget: cfg.Budget, TaskBudget: cfg.Task.Budget, Width: cfg.Width.Text,
 			Labels: cfg.Probes.Labels.String(), ProbeEvery: max(cfg.Probes.Every, 1),
 			MinRemaining: cfg.Probes.MinRemaining, Think: cfg.Think, Split: cfg.ratio().String(),
-			Seed: cfg.Seed, OversamplePossible: max(cfg.Balance.Oversample, 1), BalanceRatio: cfg.Balance.Ratio,
+			Seed: cfg.Seed, OversamplePossible: cfg.Balance.Oversample, BalanceRatio: *cfg.Balance.Ratio,
 			BalanceEval: cfg.BalanceEval, SplitByTrajectory: cfg.SplitByTrajectory, PrefixIDs: cfg.PrefixIDs, SkipInvalid: cfg.SkipInvalid, Tokenizer: cfg.Tokenizer,
 			Accounting: cfg.Accounting,
 		},
