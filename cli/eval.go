@@ -407,13 +407,7 @@ func evalNumbers(c *ucli.Context) error {
 
 func writeEvalOutputs(c *ucli.Context, run eval.Run) error {
 	if path := c.String("json"); path != "" {
-		err := atomicfile.Write(path, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			enc.SetEscapeHTML(false)
-			return enc.Encode(run)
-		})
-		if err != nil {
+		if err := eval.WriteRun(path, run); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -289,12 +288,7 @@ func grpoEvalRun(c *ucli.Context, st *grpo.State, data string) (eval.Run, []byte
 
 func writeGRPOEvalOutputs(c *ucli.Context, run eval.Run, preds []byte) error {
 	if path := c.String("json"); path != "" {
-		err := atomicfile.Write(path, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(run)
-		})
-		if err != nil {
+		if err := eval.WriteRun(path, run); err != nil {
 			return fmt.Errorf("grpo eval: %w", err)
 		}
 	}

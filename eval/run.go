@@ -3,10 +3,24 @@ package eval
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"bagen-data/internal/atomicfile"
 )
+
+// WriteRun saves r as ReadRun reads it: indented JSON, one newline at the
+// end, written atomically; path "-" is standard output.
+func WriteRun(path string, r Run) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(r)
+	})
+}
 
 // ReadRun reads a Run saved as JSON (eval --json, grpo's eval.json). A file
 // with no scored probe is not a run; a run without a name is named after
