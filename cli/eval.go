@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -255,48 +254,25 @@ func evalLine(c *ucli.Context) error {
 	return nil
 }
 
-// score joins, computes and bootstraps; join problems go to stderr.
+// score joins, computes and bootstraps (eval.ScoreRun); a join that is not
+// one to one is reported on stderr.
 func score(c *ucli.Context, rows []dataset.RLRow, set *predict.Set, preds, model string) (eval.Run, error) {
-	m, j, err := eval.Evaluate(rows, set, c.Int("bootstrap"), c.Uint64("seed"))
-	if err != nil {
-		return eval.Run{}, fmt.Errorf("eval: %s: %w", c.String("data"), err)
-	}
-	if err := checkJoin(c, j.Matched, preds); err != nil {
-		return eval.Run{}, err
-	}
 	compat, err := probes.ParseCompat(c.String("compat"))
 	if err != nil {
 		return eval.Run{}, fmt.Errorf("eval: %w", err)
 	}
-	if compat.Name != "" {
-		s := eval.ComputeBagenV1(j.Rows)
-		m.BagenV1 = &s
-	}
-	name := c.String("name")
-	if name == "" {
-		name = model
-	}
-	if name == "" {
-		name = strings.TrimSuffix(filepath.Base(preds), filepath.Ext(preds))
-	}
-	return eval.Run{Name: name, Data: c.String("data"), Predictions: preds, Model: model, Metrics: m}, nil
-}
-
-// checkJoin reports the join on stderr when it is not one to one, and
-// fails when no probe has a prediction (unless a model was asked and
-// failed: that failure is reported after scoring) or, under --strict, when
-// any probe or prediction is unmatched.
-func checkJoin(c *ucli.Context, j eval.Matched, preds string) error {
-	data := c.String("data")
+	run, s, err := eval.ScoreRun(rows, set, eval.RunOptions{Data: c.String("data"), Predictions: preds, Model: model, Name: c.String("name"),
+		Bootstrap: c.Int("bootstrap"), Seed: c.Uint64("seed"), BagenV1: compat.Name != "", Strict: c.Bool("strict")})
+	var join *eval.JoinError
 	switch {
-	case len(j.Missing) == len(j.Probes) && len(j.Failed) == 0:
-		return fmt.Errorf("eval: no probe of %s has a prediction in %s: %s", data, preds, j.Summary())
-	case c.Bool("strict") && (len(j.Missing) > 0 || len(j.Unknown) > 0):
-		return fmt.Errorf("eval: --strict: %s and %s do not match one to one: %s", data, preds, j.Summary())
-	case len(j.Missing) > 0 || len(j.Unknown) > 0 || j.DataRows != len(j.Probes):
-		fmt.Fprintf(c.App.ErrWriter, "eval: %s\n", j.Summary())
+	case errors.As(err, &join) && join.Strict:
+		return eval.Run{}, fmt.Errorf("eval: --strict: %w", err)
+	case err != nil:
+		return eval.Run{}, fmt.Errorf("eval: %w", err)
+	case !s.OneToOne():
+		fmt.Fprintf(c.App.ErrWriter, "eval: %s\n", s.Summary())
 	}
-	return nil
+	return run, nil
 }
 
 // ask answers the probes the predictions log has no answer for to the same
