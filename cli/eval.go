@@ -85,7 +85,7 @@ writes them as one HTML page (flags go before the file arguments).`,
 		&ucli.Float64Flag{Name: "estimator-price-in", Usage: "the estimator's (the model answering): dollars per million prompt `TOKENS`, for the spend and the net savings"},
 		&ucli.Float64Flag{Name: "estimator-price-cached", Usage: "the estimator's: dollars per million cached prompt `TOKENS` (default: --estimator-price-in)"},
 		&ucli.Float64Flag{Name: "estimator-price-out", Usage: "the estimator's: dollars per million completion `TOKENS`"},
-		&ucli.IntFlag{Name: "bootstrap", Value: 1000, Usage: "bootstrap resamples for the 95% intervals (0: none)"},
+		&ucli.IntFlag{Name: "bootstrap", Value: eval.DefaultBootstrap, Usage: "bootstrap resamples for the 95% intervals (0: none)"},
 		seedFlag("of the bootstrap and of the model's sampling (sent to --endpoint only when given)"),
 		&ucli.StringFlag{Name: "name", Usage: "run `NAME` in --json and comparisons (default: the predictions file or model)"},
 		&ucli.StringFlag{Name: "json", Usage: "write every number to `FILE`, replacing it (- for standard output)"},
@@ -262,7 +262,7 @@ func score(c *ucli.Context, rows []dataset.RLRow, set *predict.Set, preds, model
 		return eval.Run{}, fmt.Errorf("eval: %w", err)
 	}
 	run, s, err := eval.ScoreRun(rows, set, eval.RunOptions{Data: c.String("data"), Predictions: preds, Model: model, Name: c.String("name"),
-		Bootstrap: c.Int("bootstrap"), Seed: c.Uint64("seed"), BagenV1: compat.Name != "", Strict: c.Bool("strict")})
+		Bootstrap: new(c.Int("bootstrap")), Seed: c.Uint64("seed"), BagenV1: compat.Name != "", Strict: c.Bool("strict")})
 	var join *eval.JoinError
 	switch {
 	case errors.As(err, &join) && join.Strict:

@@ -53,15 +53,18 @@ type RunOptions struct {
 	// Name labels the run; "" means Model, else the predictions file's
 	// base name without its extension.
 	Name string
-	// Bootstrap is the number of resamples of the intervals (0: none),
-	// Seed their seed.
-	Bootstrap int
+	// Bootstrap is the number of resamples of the intervals; nil means
+	// DefaultBootstrap and a zero no intervals. Seed seeds them.
+	Bootstrap *int
 	Seed      uint64
 	// BagenV1 adds the authors' summary (ComputeBagenV1).
 	BagenV1 bool
 	// Strict fails a join that is not one to one.
 	Strict bool
 }
+
+// DefaultBootstrap is RunOptions.Bootstrap's default.
+const DefaultBootstrap = 1000
 
 // JoinError is a join ScoreRun refuses: one in which no probe has a
 // prediction or, under RunOptions.Strict, one that is not one to one.
@@ -84,7 +87,11 @@ func (e *JoinError) Error() string {
 // Strict, when a probe or a prediction is unmatched; the Scores say how the
 // join went for a caller to report one that is not one to one.
 func ScoreRun(rows []dataset.RLRow, preds *prediction.Set, opt RunOptions) (Run, Scores, error) {
-	m, s, err := Evaluate(rows, preds, opt.Bootstrap, opt.Seed)
+	resamples := DefaultBootstrap
+	if opt.Bootstrap != nil {
+		resamples = *opt.Bootstrap
+	}
+	m, s, err := Evaluate(rows, preds, resamples, opt.Seed)
 	if err != nil {
 		return Run{}, s, fmt.Errorf("%s: %w", opt.Data, err)
 	}
