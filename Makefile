@@ -228,7 +228,7 @@ REWARD_BENCH_ADDR ?= 127.0.0.1:18537
 ## then the single-item clients alternately against the server and a bare
 ## net/http floor (three runs each)
 bench-reward: build
-	$(GO) build -o bin/reward-loadgen ./reward/loadgen
+	$(GO) build -o bin/reward-loadgen ./tools/loadgen
 	@./$(BIN) reward serve --addr $(REWARD_BENCH_ADDR) --drain-grace 0 2>/dev/null & pid=$$!; \
 	  ./bin/reward-loadgen --addr $(REWARD_BENCH_ADDR) --floor 3; status=$$?; \
 	  kill -TERM $$pid; wait $$pid || status=1; exit $$status

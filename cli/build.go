@@ -34,7 +34,7 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 		&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Value: "out", Usage: "output `DIR`"},
 		taskFlag,
 		&ucli.Int64Flag{Name: "budget", Usage: "token `BUDGET` for every trajectory", DefaultText: "the trajectory's own, else the task's: sokoban 2500, searchr1 3500"},
-		&ucli.StringFlag{Name: "width", Value: "pct30", Usage: "target interval `WIDTH`: pctN (±N% of r), fixN (±N tokens) or point"},
+		&ucli.StringFlag{Name: "width", Value: dataset.DefaultWidth, Usage: "target interval `WIDTH`: pctN (±N% of r), fixN (±N tokens) or point"},
 		tokenizerFlag,
 		&ucli.StringFlag{Name: "accounting", Value: string(probes.AccountingMessage), Usage: "token `ACCOUNTING` of the numbers: message (the paper's rule: each message counted, the task's system prompt apart) " +
 			"or replay (the API's own usage, the system prompt inside turn 1's input: as probes and the guard count); recorded in the manifest and every row"},
@@ -46,8 +46,8 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 		&ucli.StringFlag{Name: "split", Value: "40/50/10", Usage: "trajectory split `SFT/RL/EVAL` in percent"},
 		&ucli.StringFlag{Name: "split-by", Value: "instance", Usage: "split `UNIT`: instance (trajectories with the same first user message share a split, so no eval prompt repeats a training prompt) or trajectory"},
 		seedFlag("of the split, balancing and shuffles"),
-		&ucli.IntFlag{Name: "oversample-possible", Value: 2, Usage: "`N` copies of each possible probe in the SFT and RL splits"},
-		&ucli.Float64Flag{Name: "balance-ratio", Value: 1.0, Usage: "keep at most `R` × possible impossible probes in the SFT and RL splits (0: no cap)"},
+		&ucli.IntFlag{Name: "oversample-possible", Value: dataset.DefaultOversample, Usage: "`N` copies of each possible probe in the SFT and RL splits"},
+		&ucli.Float64Flag{Name: "balance-ratio", Value: dataset.DefaultBalanceRatio, Usage: "keep at most `R` × possible impossible probes in the SFT and RL splits (0: no cap)"},
 		&ucli.BoolFlag{Name: "balance-eval", Usage: "balance the eval split too (default: its natural class ratio)", DisableDefaultText: true},
 		&ucli.BoolFlag{Name: "prefix-ids", Usage: "prefix every trajectory id with its file's base name", DisableDefaultText: true},
 		&ucli.BoolFlag{Name: "skip-invalid", Usage: "skip malformed trajectories (counted in the summary and manifest) instead of failing", DisableDefaultText: true},
@@ -59,7 +59,7 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 	Action: runBuild,
 }
 
-var taskFlag = &ucli.StringFlag{Name: "task", Value: "sokoban", DefaultText: "the task the records name (metadata.task), else sokoban",
+var taskFlag = &ucli.StringFlag{Name: "task", Value: dataset.DefaultTask, DefaultText: "the task the records name (metadata.task), else " + dataset.DefaultTask,
 	Usage: "task `NAME`: sokoban, searchr1, swebench or warehouse; overrides the records' metadata.task, with a warning where they differ"}
 
 var compatFlag = newCompatFlag("reproduce `CODE`'s shipped behaviour: bagen-v1 is mll-lab-nu/BAGEN at 58bef4c (its splits, balancing, " +
@@ -183,7 +183,7 @@ func buildConfig(c *ucli.Context, taskName string) (dataset.Config, error) {
 		Ratio:             ratio,
 		Seed:              c.Uint64("seed"),
 		SplitByTrajectory: c.String("split-by") == "trajectory",
-		Balance:           dataset.Balance{Oversample: c.Int("oversample-possible"), Ratio: c.Float64("balance-ratio")},
+		Balance:           dataset.Balance{Oversample: c.Int("oversample-possible"), Ratio: new(c.Float64("balance-ratio"))},
 		BalanceEval:       c.Bool("balance-eval"), PrefixIDs: c.Bool("prefix-ids"), SkipInvalid: c.Bool("skip-invalid"),
 		Workers: c.Int("workers"), Version: Version,
 	}

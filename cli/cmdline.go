@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	ucli "github.com/urfave/cli/v2"
@@ -71,64 +72,41 @@ func (inv *invocation) leaf() *ucli.Command {
 // flags are a *UsageError naming the nearest valid spelling.
 func normalize(app *ucli.App, args []string) ([]string, *invocation, error) {
 	inv := &invocation{given: map[string][]string{}}
-	if len(args) == 0 {
-		return args, inv, nil
+	if len(args) == 0 || slices.Contains(args[1:], "--generate-bash-completion") {
+		return args, inv, nil // urfave/cli's shell completion reads the line as it is
 	}
 	rest := args[1:]
-	for _, a := range rest {
-		if a == "--generate-bash-completion" {
-			return args, inv, nil // urfave/cli's shell completion reads the line as it is
-		}
-	}
 	if len(rest) > 0 && rest[0] == "help" {
 		rest = append(append([]string{}, rest[1:]...), "--help")
 	}
 	var globals, flags, pos []string
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
-		if a == "--" {
+		switch {
+		case a == "--":
 			pos = append(pos, rest[i+1:]...)
-			break
-		}
-		if !isFlag(a) {
-			if sub := subcommands(app, inv); len(sub) > 0 && len(pos) == 0 {
-				c := find(sub, a)
-				if c == nil {
-					return nil, inv, unknownCommand(inv, sub, a)
-				}
-				inv.path = append(inv.path, c)
-				continue
+			i = len(rest)
+		case !isFlag(a):
+			sub := subcommands(app, inv)
+			if len(sub) == 0 || len(pos) > 0 {
+				pos = append(pos, a)
+				break
 			}
-			pos = append(pos, a)
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name == "help" || name == "h" {
-			inv.help = true
-			flags = append(flags, a)
-			continue
-		}
-		f, global := lookupFlag(app, inv, name)
-		if f == nil {
-			return nil, inv, unknownFlag(app, inv, name)
-		}
-		tokens := []string{a}
-		if takesValue(f) && !hasValue {
-			if i+1 == len(rest) {
-				return nil, inv, &UsageError{Command: inv.name(), Msg: fmt.Sprintf("--%s needs a value (%s)", name, placeholder(f))}
+			c := find(sub, a)
+			if c == nil {
+				return nil, inv, unknownCommand(inv, sub, a)
 			}
-			i++
-			value = rest[i]
-			if strings.HasPrefix(value, "--") && len(value) > 2 {
-				return nil, inv, &UsageError{Command: inv.name(), Msg: fmt.Sprintf("--%s needs a value (%s), got the flag %s", name, placeholder(f), value)}
+			inv.path = append(inv.path, c)
+		default:
+			tokens, global, err := readFlag(app, inv, rest, &i)
+			if err != nil {
+				return nil, inv, err
 			}
-			tokens = append(tokens, value)
-		}
-		inv.given[f.Names()[0]] = append(inv.given[f.Names()[0]], value)
-		if global {
-			globals = append(globals, tokens...)
-		} else {
-			flags = append(flags, tokens...)
+			if global {
+				globals = append(globals, tokens...)
+			} else {
+				flags = append(flags, tokens...)
+			}
 		}
 	}
 	if err := checkRequired(inv); err != nil {
@@ -143,6 +121,36 @@ func normalize(app *ucli.App, args []string) ([]string, *invocation, error) {
 		out = append(append(out, "--"), pos...)
 	}
 	return out, inv, nil
+}
+
+// readFlag reads the flag at rest[*i], and its value from the next word
+// when it takes one and has no "=" (moving *i past it), into inv; it
+// returns the words to pass on and whether the flag is the app's.
+func readFlag(app *ucli.App, inv *invocation, rest []string, i *int) ([]string, bool, error) {
+	a := rest[*i]
+	name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	if name == "help" || name == "h" {
+		inv.help = true
+		return []string{a}, false, nil
+	}
+	f, global := lookupFlag(app, inv, name)
+	if f == nil {
+		return nil, false, unknownFlag(app, inv, name)
+	}
+	tokens := []string{a}
+	if takesValue(f) && !hasValue {
+		if *i+1 == len(rest) {
+			return nil, false, &UsageError{Command: inv.name(), Msg: fmt.Sprintf("--%s needs a value (%s)", name, placeholder(f))}
+		}
+		*i++
+		value = rest[*i]
+		if strings.HasPrefix(value, "--") && len(value) > 2 {
+			return nil, false, &UsageError{Command: inv.name(), Msg: fmt.Sprintf("--%s needs a value (%s), got the flag %s", name, placeholder(f), value)}
+		}
+		tokens = append(tokens, value)
+	}
+	inv.given[f.Names()[0]] = append(inv.given[f.Names()[0]], value)
+	return tokens, global, nil
 }
 
 // isFlag reports whether a command-line word is a flag ("-" alone is a

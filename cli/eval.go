@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -73,20 +72,20 @@ writes them as one HTML page (flags go before the file arguments).`,
 		&ucli.StringFlag{Name: "api-key-env", Value: "OPENAI_API_KEY", Usage: "environment `VARIABLE` holding the --endpoint API key (unset or empty: no key)"},
 		&ucli.StringSliceFlag{Name: "header", Usage: "extra --endpoint request header `K=V` (repeatable)"},
 		&ucli.Float64Flag{Name: "temperature", Usage: "sampling temperature (0: greedy)"},
-		&ucli.IntFlag{Name: "max-tokens", Aliases: []string{"num-predict"}, Value: 512, Usage: "answer cap in `TOKENS`"},
+		&ucli.IntFlag{Name: "max-tokens", Aliases: []string{"num-predict"}, Value: predict.DefaultMaxTokens, Usage: "answer cap in `TOKENS`"},
 		&ucli.StringFlag{Name: "extra-body", Usage: "`JSON` object merged into every --endpoint request (reasoning_effort, chat_template_kwargs, …)"},
 		&ucli.StringFlag{Name: "predictions-out", Usage: "append answers to `FILE` as they arrive; a rerun skips ids answered there (default: predictions-MODEL.jsonl)"},
-		&ucli.IntFlag{Name: "concurrency", Value: 8, Usage: "`N` requests in flight"},
+		&ucli.IntFlag{Name: "concurrency", Value: predict.DefaultConcurrency, Usage: "`N` requests in flight"},
 		&ucli.Float64Flag{Name: "rate", Usage: "cap on `REQUESTS` started per second, retries included (0: none)"},
 		&ucli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "limit on one request"},
-		&ucli.IntFlag{Name: "attempts", Value: 6, Usage: "requests per probe at most, on 429, 5xx, timeouts and connection errors"},
+		&ucli.IntFlag{Name: "attempts", Value: predict.DefaultAttempts, Usage: "requests per probe at most, on 429, 5xx, timeouts and connection errors"},
 		&ucli.Float64Flag{Name: "price-in", Usage: "the agent's model: dollars per million prompt `TOKENS`, for the early stop's net savings"},
 		&ucli.Float64Flag{Name: "price-cached", Usage: "the agent's model: dollars per million cached prompt `TOKENS` (default: --price-in)"},
 		&ucli.Float64Flag{Name: "price-out", Usage: "the agent's model: dollars per million completion `TOKENS`"},
 		&ucli.Float64Flag{Name: "estimator-price-in", Usage: "the estimator's (the model answering): dollars per million prompt `TOKENS`, for the spend and the net savings"},
 		&ucli.Float64Flag{Name: "estimator-price-cached", Usage: "the estimator's: dollars per million cached prompt `TOKENS` (default: --estimator-price-in)"},
 		&ucli.Float64Flag{Name: "estimator-price-out", Usage: "the estimator's: dollars per million completion `TOKENS`"},
-		&ucli.IntFlag{Name: "bootstrap", Value: 1000, Usage: "bootstrap resamples for the 95% intervals (0: none)"},
+		&ucli.IntFlag{Name: "bootstrap", Value: eval.DefaultBootstrap, Usage: "bootstrap resamples for the 95% intervals (0: none)"},
 		seedFlag("of the bootstrap and of the model's sampling (sent to --endpoint only when given)"),
 		&ucli.StringFlag{Name: "name", Usage: "run `NAME` in --json and comparisons (default: the predictions file or model)"},
 		&ucli.StringFlag{Name: "json", Usage: "write every number to `FILE`, replacing it (- for standard output)"},
@@ -255,48 +254,25 @@ func evalLine(c *ucli.Context) error {
 	return nil
 }
 
-// score joins, computes and bootstraps; join problems go to stderr.
+// score joins, computes and bootstraps (eval.ScoreRun); a join that is not
+// one to one is reported on stderr.
 func score(c *ucli.Context, rows []dataset.RLRow, set *predict.Set, preds, model string) (eval.Run, error) {
-	m, j, err := eval.Evaluate(rows, set, c.Int("bootstrap"), c.Uint64("seed"))
-	if err != nil {
-		return eval.Run{}, fmt.Errorf("eval: %s: %w", c.String("data"), err)
-	}
-	if err := checkJoin(c, j.Matched, preds); err != nil {
-		return eval.Run{}, err
-	}
 	compat, err := probes.ParseCompat(c.String("compat"))
 	if err != nil {
 		return eval.Run{}, fmt.Errorf("eval: %w", err)
 	}
-	if compat.Name != "" {
-		s := eval.ComputeBagenV1(j.Rows)
-		m.BagenV1 = &s
-	}
-	name := c.String("name")
-	if name == "" {
-		name = model
-	}
-	if name == "" {
-		name = strings.TrimSuffix(filepath.Base(preds), filepath.Ext(preds))
-	}
-	return eval.Run{Name: name, Data: c.String("data"), Predictions: preds, Model: model, Metrics: m}, nil
-}
-
-// checkJoin reports the join on stderr when it is not one to one, and
-// fails when no probe has a prediction (unless a model was asked and
-// failed: that failure is reported after scoring) or, under --strict, when
-// any probe or prediction is unmatched.
-func checkJoin(c *ucli.Context, j eval.Matched, preds string) error {
-	data := c.String("data")
+	run, s, err := eval.ScoreRun(rows, set, eval.RunOptions{Data: c.String("data"), Predictions: preds, Model: model, Name: c.String("name"),
+		Bootstrap: new(c.Int("bootstrap")), Seed: c.Uint64("seed"), BagenV1: compat.Name != "", Strict: c.Bool("strict")})
+	var join *eval.JoinError
 	switch {
-	case len(j.Missing) == len(j.Probes) && len(j.Failed) == 0:
-		return fmt.Errorf("eval: no probe of %s has a prediction in %s: %s", data, preds, j.Summary())
-	case c.Bool("strict") && (len(j.Missing) > 0 || len(j.Unknown) > 0):
-		return fmt.Errorf("eval: --strict: %s and %s do not match one to one: %s", data, preds, j.Summary())
-	case len(j.Missing) > 0 || len(j.Unknown) > 0 || j.DataRows != len(j.Probes):
-		fmt.Fprintf(c.App.ErrWriter, "eval: %s\n", j.Summary())
+	case errors.As(err, &join) && join.Strict:
+		return eval.Run{}, fmt.Errorf("eval: --strict: %w", err)
+	case err != nil:
+		return eval.Run{}, fmt.Errorf("eval: %w", err)
+	case !s.OneToOne():
+		fmt.Fprintf(c.App.ErrWriter, "eval: %s\n", s.Summary())
 	}
-	return nil
+	return run, nil
 }
 
 // ask answers the probes the predictions log has no answer for to the same
@@ -407,13 +383,7 @@ func evalNumbers(c *ucli.Context) error {
 
 func writeEvalOutputs(c *ucli.Context, run eval.Run) error {
 	if path := c.String("json"); path != "" {
-		err := atomicfile.Write(path, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			enc.SetEscapeHTML(false)
-			return enc.Encode(run)
-		})
-		if err != nil {
+		if err := eval.WriteRun(path, run); err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
 	}

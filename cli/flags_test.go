@@ -27,7 +27,7 @@ func TestBuildFlagBounds(t *testing.T) {
 --width: got fix9223372036854775808, want a half-width of 0 to 9007199254740992 tokens
 --probe-every: got -1, want 0 (every turn) to 1048576 turns
 --min-remaining: got -5, want 0 to 9007199254740992 tokens
---oversample-possible: got 1000000000, want 0 (one copy) to 100 copies
+--oversample-possible: got 1000000000, want 1 to 100 copies
 --balance-ratio: got +Inf, want 0 (no cap) to 1e+06
 --workers: got 100000, want 0 (all cores) to 1024`
 	if err == nil || err.Error() != want {
@@ -114,7 +114,7 @@ func FuzzBuildFlags(f *testing.F) {
 		if err := cfg.Validate(); err != nil {
 			t.Fatalf("accepted a config that does not validate: %v", err)
 		}
-		if r := cfg.Balance.Ratio; math.IsNaN(r) || math.IsInf(r, 0) {
+		if r := *cfg.Balance.Ratio; math.IsNaN(r) || math.IsInf(r, 0) {
 			t.Fatalf("accepted balance ratio %v", r)
 		}
 		entries := make([]dataset.Entry, 50)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -45,19 +44,19 @@ var grpoTrain = &ucli.Command{
 		&ucli.StringFlag{Name: "out", Usage: "output `DIR`: checkpoints, train.jsonl, plot.html, eval.json"},
 		modelFlag,
 		&ucli.StringFlag{Name: "init", Value: grpo.InitSFT, Usage: "sft (warm start) or random (zero-RL)"},
-		&ucli.IntFlag{Name: "sft-epochs", Value: 5, Usage: "SFT epochs, at least 1 (0 is refused: --init random is GRPO without SFT, and ignores this flag)"},
-		&ucli.IntFlag{Name: "sft-batch", Value: 16, Usage: "SFT rows per step"},
-		&ucli.Float64Flag{Name: "sft-lr", Value: 1e-2, Usage: "SFT Adam learning rate"},
-		&ucli.IntFlag{Name: "epochs", Value: 5, Usage: "GRPO epochs (0: SFT only; refused with --init random)"},
-		&ucli.IntFlag{Name: "batch", Value: 16, Usage: "prompts per GRPO step"},
-		&ucli.IntFlag{Name: "group", Value: 16, Usage: "sampled answers per prompt"},
-		&ucli.IntFlag{Name: "updates", Value: 2, Usage: "Adam updates (mini-batches) per GRPO step"},
-		&ucli.Float64Flag{Name: "lr", Value: 3e-3, Usage: "GRPO Adam learning rate"},
-		&ucli.Float64Flag{Name: "kl", Value: 0.05, Usage: "KL coefficient β of the k3 loss term (0: no KL term)"},
-		&ucli.Float64Flag{Name: "clip", Value: 0.2, Usage: "surrogate clip ε, in [0, 1) (0: no clipping, dual clip included)"},
+		&ucli.IntFlag{Name: "sft-epochs", Value: grpo.DefaultSFTEpochs, Usage: "SFT epochs, at least 1 (0 is refused: --init random is GRPO without SFT, and ignores this flag)"},
+		&ucli.IntFlag{Name: "sft-batch", Value: grpo.DefaultSFTBatch, Usage: "SFT rows per step"},
+		&ucli.Float64Flag{Name: "sft-lr", Value: grpo.DefaultSFTLR, Usage: "SFT Adam learning rate"},
+		&ucli.IntFlag{Name: "epochs", Value: grpo.DefaultEpochs, Usage: "GRPO epochs (0: SFT only; refused with --init random)"},
+		&ucli.IntFlag{Name: "batch", Value: grpo.DefaultBatch, Usage: "prompts per GRPO step"},
+		&ucli.IntFlag{Name: "group", Value: grpo.DefaultGroup, Usage: "sampled answers per prompt"},
+		&ucli.IntFlag{Name: "updates", Value: grpo.DefaultUpdates, Usage: "Adam updates (mini-batches) per GRPO step"},
+		&ucli.Float64Flag{Name: "lr", Value: grpo.DefaultLR, Usage: "GRPO Adam learning rate"},
+		&ucli.Float64Flag{Name: "kl", Value: grpo.DefaultKL, Usage: "KL coefficient β of the k3 loss term (0: no KL term)"},
+		&ucli.Float64Flag{Name: "clip", Value: grpo.DefaultClip, Usage: "surrogate clip ε, in [0, 1) (0: no clipping, dual clip included)"},
 		&ucli.BoolFlag{Name: "drop-uniform-groups", Usage: "leave groups whose rewards are all equal out of the loss, KL term included (DAPO-style; default: kept with advantage 0, as verl)"},
 		&ucli.BoolFlag{Name: "center-only", Usage: "advantages r − mean, not divided by the group's std (verl's norm_adv_by_std_in_grpo=false, Dr. GRPO)"},
-		&ucli.IntFlag{Name: "hidden", Value: 64, Usage: "head MLP width"},
+		&ucli.IntFlag{Name: "hidden", Value: grpo.DefaultHidden, Usage: "head MLP width"},
 		&ucli.IntFlag{Name: "bins", Value: grpo.DefaultBins, Usage: "log-spaced interval centre bins"},
 		seedFlag("of the weights, shuffles and sampling (0 is a seed like any other)"),
 		&ucli.BoolFlag{Name: "resume", Usage: "continue from the latest checkpoint in --out (only --epochs may change)"},
@@ -75,8 +74,8 @@ var grpoTrain = &ucli.Command{
 func grpoConfig(c *ucli.Context) (grpo.Config, error) {
 	var errs []error
 	cfg := grpo.Config{
-		Init: c.String("init"), SFTEpochs: grpo.Int(c.Int("sft-epochs")), Epochs: grpo.Int(c.Int("epochs")),
-		KL: grpo.Float(c.Float64("kl")), Clip: grpo.Float(c.Float64("clip")), Seed: c.Uint64("seed"),
+		Init: c.String("init"), SFTEpochs: new(c.Int("sft-epochs")), Epochs: new(c.Int("epochs")),
+		KL: new(c.Float64("kl")), Clip: new(c.Float64("clip")), Seed: c.Uint64("seed"),
 		DropUniformGroups: c.Bool("drop-uniform-groups"), CenterOnly: c.Bool("center-only"),
 	}
 	ints := []struct {
@@ -289,12 +288,7 @@ func grpoEvalRun(c *ucli.Context, st *grpo.State, data string) (eval.Run, []byte
 
 func writeGRPOEvalOutputs(c *ucli.Context, run eval.Run, preds []byte) error {
 	if path := c.String("json"); path != "" {
-		err := atomicfile.Write(path, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(run)
-		})
-		if err != nil {
+		if err := eval.WriteRun(path, run); err != nil {
 			return fmt.Errorf("grpo eval: %w", err)
 		}
 	}

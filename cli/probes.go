@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"strconv"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -54,13 +53,8 @@ round-robin. Writes one parquet in the eval schema (extra_info.split =
 
 // probesConfig is the checked flags of one run.
 type probesConfig struct {
-	compat   probes.Compat
-	task     probes.Task
-	budget   probes.Budget
-	preset   probes.Preset
-	width    probes.Width
-	sampling probes.Sampling
-	read     probes.ReplayOptions
+	set   probes.SetConfig
+	width probes.Width
 }
 
 func runProbes(c *ucli.Context) error {
@@ -71,7 +65,7 @@ func runProbes(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	srcs, err := buildSources(c, cfg.task.Name)
+	srcs, err := buildSources(c, cfg.set.Task.Name)
 	if err != nil {
 		return err
 	}
@@ -79,24 +73,25 @@ func runProbes(c *ucli.Context) error {
 	if err != nil {
 		return fmt.Errorf("probes: %w", err)
 	}
-	if task != cfg.task.Name {
+	if task != cfg.set.Task.Name {
 		if cfg, err = probesFlags(c, task); err != nil {
 			return err
 		}
 	}
-	rs, err := probes.ReadReplays(c.Context, srcs, cfg.read)
+	rs, err := probes.ReadReplays(c.Context, srcs, cfg.set.Replay)
 	if err != nil {
 		return withSkipped(withFlagHints(err, ""), srcs)
 	}
-	rows, sum, err := probeRows(rs, cfg)
+	set, err := probes.NewSet(rs, cfg.set)
 	if err != nil {
 		return withFlagHints(err, "pass --budget N or --budget median")
 	}
+	rows := dataset.BenchRows(cfg.set.Task.Name, cfg.width, set.IDs, set.Bench)
 	if err := dataset.WriteFile(c.Context, c.String("out"), rows); err != nil {
 		return fmt.Errorf("probes: %w", err)
 	}
 	if !c.Bool("quiet") {
-		sum.print(c.App.Writer, c.String("out"))
+		printSet(c.App.Writer, cfg.set, set.Stats, c.String("out"))
 		printSkipped(c.App.Writer, srcs[0].Options)
 	}
 	return nil
@@ -121,7 +116,7 @@ func probesFlags(c *ucli.Context, taskName string) (probesConfig, error) {
 	errs = append(errs, err)
 	width, err := probes.ParseWidth(c.String("width"))
 	errs = append(errs, err)
-	warehouse := task.Name == "warehouse"
+	warehouse := task.Ledger()
 	switch {
 	case warehouse && c.IsSet("budget"):
 		errs = append(errs, errors.New("budget: the warehouse task has no token budget; its budgets come from --preset"))
@@ -146,11 +141,11 @@ func probesFlags(c *ucli.Context, taskName string) (probesConfig, error) {
 			counter = t
 		}
 	}
-	cfg := probesConfig{
-		compat: compat, task: task, budget: budget, preset: preset, width: width,
-		sampling: probes.Sampling{MaxSamples: maxSamples, LengthBins: c.Int("length-bins"), Seed: c.Uint64("seed")},
-		read:     probes.ReplayOptions{System: task.System, Counter: counter, PrefixIDs: c.Bool("prefix-ids"), Ledger: warehouse, Compat: compat},
-	}
+	cfg := probesConfig{width: width, set: probes.SetConfig{
+		Compat: compat, Task: task, Budget: budget, Preset: preset,
+		Sampling: probes.Sampling{MaxSamples: maxSamples, LengthBins: c.Int("length-bins"), Seed: c.Uint64("seed")},
+		Replay:   probes.ReplayOptions{System: task.System, Counter: counter, PrefixIDs: c.Bool("prefix-ids"), Ledger: warehouse, Compat: compat},
+	}}
 	return cfg, errors.Join(errs...)
 }
 
@@ -172,107 +167,13 @@ func promptFiles(c *ucli.Context, task probes.Task) (probes.Task, error) {
 	return task, errors.Join(errs...)
 }
 
-// probeSummary is what a run prints.
-type probeSummary struct {
-	task, compat           string
-	rollouts, succeeded    int
-	candidates             int
-	possible, impossible   int
-	setting                string // budget or challenge description
-	inputs                 map[probes.InputSource]int
-	bases                  map[probes.Basis]int // turns by where their input comes from
-	unreachable, reachable int
-	feasible               int // rollouts feasible under their budget or challenge
-}
-
-// probeRows builds the probes of a family and renders them as eval rows.
-func probeRows(rs []probes.Replay, cfg probesConfig) ([]dataset.RLRow, probeSummary, error) {
-	sum := probeSummary{task: cfg.task.Name, compat: cfg.compat.Name}
-	var bench []probes.Bench
-	if cfg.read.Ledger {
-		chs, err := probes.Challenges(probes.ChallengeInputs(rs), cfg.preset, cfg.sampling.Seed)
-		if err != nil {
-			return nil, sum, err
-		}
-		for i, ch := range chs {
-			if ch.Feasible(rs[i].Ledger, rs[i].Traj.Success) {
-				sum.feasible++
-			}
-			if ch.Reachable {
-				sum.reachable++
-			} else {
-				sum.unreachable++
-			}
-		}
-		sum.setting = "preset " + cfg.preset.String()
-		bench, sum.candidates = probes.WarehouseBench(rs, chs, cfg.sampling)
-	} else {
-		budgets, err := cfg.compat.Budgets(rs, cfg.budget, cfg.task.Budget, cfg.task.Name)
-		if err != nil {
-			return nil, sum, err
-		}
-		if rs, budgets, err = cfg.compat.CutOverLimit(rs, budgets, cfg.read); err != nil {
-			return nil, sum, err
-		}
-		if len(rs) == 0 {
-			return nil, sum, errors.New("no rollouts left: every turn of every rollout is past its budget (--compat " + cfg.compat.Name + " drops over-limit terminal turns)")
-		}
-		sum.setting = budgetSetting(cfg.budget, budgets)
-		for i, r := range rs {
-			if r.Traj.Success && r.Total() <= budgets[i] {
-				sum.feasible++
-			}
-		}
-		bench, sum.candidates = probes.TokenBench(rs, cfg.task, budgets, cfg.sampling)
-	}
-	sum.count(rs)
-	ids := make([]string, len(rs))
-	for i, r := range rs {
-		ids[i] = r.Traj.ID
-	}
-	rows := dataset.BenchRows(cfg.task.Name, cfg.width, ids, bench)
-	for _, b := range bench {
-		if b.Possible {
-			sum.possible++
-		} else {
-			sum.impossible++
-		}
-	}
-	return rows, sum, nil
-}
-
-// count adds what the summary says of the rollouts probed.
-func (s *probeSummary) count(rs []probes.Replay) {
-	s.rollouts, s.inputs, s.bases = len(rs), map[probes.InputSource]int{}, map[probes.Basis]int{}
-	for _, r := range rs {
-		if r.Traj.Success {
-			s.succeeded++
-		}
-		s.inputs[r.Inputs]++
-		for b, n := range r.Acc.Bases() {
-			s.bases[b] += n
-		}
-	}
-}
-
-func budgetSetting(b probes.Budget, budgets []int64) string {
-	if b.Median {
-		return "budget median = " + strconv.FormatInt(budgets[0], 10) + " tokens"
-	}
-	if b.Tokens > 0 {
-		return "budget " + strconv.FormatInt(b.Tokens, 10) + " tokens"
-	}
-	return "budget per rollout (first: " + strconv.FormatInt(budgets[0], 10) + " tokens)"
-}
-
 // printBases says how many turns did not take their input from the log's
 // numbers, and why; nothing when every turn did.
-func (s probeSummary) printBases(w io.Writer) {
-	b := s.bases
+func printBases(w io.Writer, compat string, b map[probes.Basis]int) {
 	if est := b[probes.BasisEstimated]; est > 0 {
 		fmt.Fprintf(w, "\n%d turn(s) after an output with hidden reasoning the log does not record (the next request grew by less than it): its visible part estimated as the tokenizer's count of the replayed text", est)
 	}
-	if cut := b[probes.BasisHistoryCut]; cut > 0 && s.compat != "" {
+	if cut := b[probes.BasisHistoryCut]; cut > 0 && compat != "" {
 		fmt.Fprintf(w, "\n%d turn(s) with a cut history (the request grew by less than the previous visible output): input 0, as the authors' env clamps it", cut)
 		b = maps.Clone(b)
 		b[probes.BasisHistoryCut] = 0
@@ -284,18 +185,19 @@ func (s probeSummary) printBases(w io.Writer) {
 	}
 }
 
-func (s probeSummary) print(w io.Writer, out string) {
-	fmt.Fprintf(w, "%s: %d rollouts (%d succeeded, %d feasible); %s", s.task, s.rollouts, s.succeeded, s.feasible, s.setting)
-	if s.compat != "" {
-		fmt.Fprintf(w, "; compat %s", s.compat)
+// printSet is a run's summary of the set written to out.
+func printSet(w io.Writer, cfg probes.SetConfig, s probes.SetStats, out string) {
+	fmt.Fprintf(w, "%s: %d rollouts (%d succeeded, %d feasible); %s", cfg.Task.Name, s.Rollouts, s.Succeeded, s.Feasible, s.Setting)
+	if cfg.Compat.Name != "" {
+		fmt.Fprintf(w, "; compat %s", cfg.Compat.Name)
 	}
-	if s.reachable+s.unreachable > 0 {
-		fmt.Fprintf(w, " (%d unreachable, %d reachable challenges)", s.unreachable, s.reachable)
+	if s.Reachable+s.Unreachable > 0 {
+		fmt.Fprintf(w, " (%d unreachable, %d reachable challenges)", s.Unreachable, s.Reachable)
 	} else {
 		fmt.Fprintf(w, "; input tokens from messages %d, api %d, api-deltas %d",
-			s.inputs[probes.InputMessages], s.inputs[probes.InputAPI], s.inputs[probes.InputAPIDeltas])
-		s.printBases(w)
+			s.Inputs[probes.InputMessages], s.Inputs[probes.InputAPI], s.Inputs[probes.InputAPIDeltas])
+		printBases(w, cfg.Compat.Name, s.Bases)
 	}
 	fmt.Fprintf(w, "\n%d candidate prefixes, %d probes (%d possible, %d impossible) -> %s\n",
-		s.candidates, s.possible+s.impossible, s.possible, s.impossible, out)
+		s.Candidates, s.Possible+s.Impossible, s.Possible, s.Impossible, out)
 }

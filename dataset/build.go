@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 
 	"bagen-data/internal/atomicfile"
@@ -43,9 +42,7 @@ func Build(ctx context.Context, srcs []rollout.Source, dir string, cfg Config) (
 	if len(srcs) == 0 {
 		return nil, errors.New("no input files")
 	}
-	if cfg.Workers == 0 {
-		cfg.Workers = runtime.GOMAXPROCS(0)
-	}
+	cfg = cfg.withDefaults()
 	cfg.Task = cfg.Compat.Task(cfg.Task).ForWidth(cfg.Width) // a point target asks for a number
 	cfg.Accounting = cfg.accounting()
 	cfg.Probes = cfg.Compat.Options(cfg.Probes)
@@ -148,23 +145,8 @@ func writeSplits(ctx context.Context, st *atomicfile.Dir, w *rowWriter, plan [nu
 		digests [numSplits]FileDigest
 	)
 	one := func(i int) {
-		name := names[i]
-		err := func() error {
-			path, err := stagedPath(st, name)
-			if err != nil {
-				return err
-			}
-			if err := w.write(ctx, path, i, plan[i]); err != nil {
-				return fmt.Errorf("write %s: %w", name, err)
-			}
-			if err := ctx.Err(); err != nil {
-				return err // a cancelled build publishes nothing
-			}
-			digests[i], err = digest(path, name)
-			return err
-		}()
-		if err != nil {
-			errs[i] = err
+		digests[i], errs[i] = writeSplit(ctx, st, w, names[i], i, plan[i])
+		if errs[i] != nil {
 			cancel(errSiblingFailed)
 		}
 	}
@@ -188,6 +170,31 @@ func writeSplits(ctx context.Context, st *atomicfile.Dir, w *rowWriter, plan [nu
 		})
 	}
 	wg.Wait()
+	if err := firstFailure(ctx, errs[:]); err != nil {
+		return nil, err
+	}
+	return digests[:], nil
+}
+
+// writeSplit writes split i's rows to the staged file name and digests it.
+func writeSplit(ctx context.Context, st *atomicfile.Dir, w *rowWriter, name string, i int, entries []Entry) (FileDigest, error) {
+	path, err := stagedPath(st, name)
+	if err != nil {
+		return FileDigest{}, err
+	}
+	if err := w.write(ctx, path, i, entries); err != nil {
+		return FileDigest{}, fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return FileDigest{}, err // a cancelled build publishes nothing
+	}
+	return digest(path, name)
+}
+
+// firstFailure is the first file's own error among errs, in file order;
+// a cancellation that another file's failure caused (ctx's cause is
+// errSiblingFailed) is reported only when no file failed by itself.
+func firstFailure(ctx context.Context, errs []error) error {
 	var sibling error
 	for _, err := range errs {
 		switch {
@@ -195,13 +202,10 @@ func writeSplits(ctx context.Context, st *atomicfile.Dir, w *rowWriter, plan [nu
 		case context.Cause(ctx) == errSiblingFailed && errors.Is(err, context.Canceled):
 			sibling = cmp.Or(sibling, err)
 		default:
-			return nil, err
+			return err
 		}
 	}
-	if sibling != nil {
-		return nil, sibling
-	}
-	return digests[:], nil
+	return sibling
 }
 
 // overlapFiles is how many files are written at once: two keep both
@@ -237,7 +241,7 @@ func newManifest(cfg *Config, sc *scanned) *Manifest {
 			Budget: cfg.Budget, TaskBudget: cfg.Task.Budget, Width: cfg.Width.Text,
 			Labels: cfg.Probes.Labels.String(), ProbeEvery: max(cfg.Probes.Every, 1),
 			MinRemaining: cfg.Probes.MinRemaining, Think: cfg.Think, Split: cfg.ratio().String(),
-			Seed: cfg.Seed, OversamplePossible: max(cfg.Balance.Oversample, 1), BalanceRatio: cfg.Balance.Ratio,
+			Seed: cfg.Seed, OversamplePossible: cfg.Balance.Oversample, BalanceRatio: *cfg.Balance.Ratio,
 			BalanceEval: cfg.BalanceEval, SplitByTrajectory: cfg.SplitByTrajectory, PrefixIDs: cfg.PrefixIDs, SkipInvalid: cfg.SkipInvalid, Tokenizer: cfg.Tokenizer,
 			Accounting: cfg.Accounting,
 		},

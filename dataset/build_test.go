@@ -59,7 +59,31 @@ func testConfig() Config {
 	return Config{
 		Task: probes.Tasks["sokoban"], Width: w, Seed: 42,
 		Probes:  probes.Options{MinRemaining: 1},
-		Balance: Balance{Oversample: 2, Ratio: 1}, Version: "test",
+		Balance: Balance{Oversample: 2, Ratio: new(1.0)}, Version: "test",
+	}
+}
+
+// TestZeroConfigIsTheDefaults builds once with Task, Width and Balance
+// left zero and once with their documented defaults spelled out: the
+// manifests, digests included, are the same.
+func TestZeroConfigIsTheDefaults(t *testing.T) {
+	dir := t.TempDir()
+	src := writeInput(t, dir, "r.jsonl", canonical(40, 0))
+	zero := Config{Seed: 42, Probes: probes.Options{MinRemaining: 1}, Version: "test"}
+	var manifests []*Manifest
+	for i, cfg := range []Config{zero, testConfig()} {
+		m, err := Build(context.Background(), []probes.Source{src}, filepath.Join(dir, fmt.Sprint("out", i)), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifests = append(manifests, m)
+	}
+	if d := cmp.Diff(manifests[1], manifests[0]); d != "" {
+		t.Errorf("zero config (-defaults +zero):\n%s", d)
+	}
+	if m := manifests[0]; m.Config.Task != "sokoban" || m.Config.Width != "pct30" || m.Config.OversamplePossible != 2 || m.Config.BalanceRatio != 1 {
+		t.Errorf("zero config built task %q width %q oversample %d ratio %g; want sokoban, pct30, 2, 1",
+			m.Config.Task, m.Config.Width, m.Config.OversamplePossible, m.Config.BalanceRatio)
 	}
 }
 

@@ -110,8 +110,9 @@ func AssignBagenV1(n int, r Ratio, seed uint64) []int {
 // oversampling. Without either the entries keep their order.
 func BalancedBagenV1(entries []Entry, possible func(Entry) bool, b Balance, seed uint64) ([]Entry, BalanceStats) {
 	pos, imp := partition(entries, possible)
-	copies := max(b.Oversample, 1)
-	if b.Ratio <= 0 && copies == 1 {
+	b = b.withDefaults()
+	copies, ratio := b.Oversample, *b.Ratio
+	if ratio <= 0 && copies == 1 {
 		return slices.Clone(entries), BalanceStats{}
 	}
 	rng := pyrand.NewUint64(seed)
@@ -120,7 +121,7 @@ func BalancedBagenV1(entries []Entry, possible func(Entry) bool, b Balance, seed
 		out = append(out, pos...)
 	}
 	st := BalanceStats{Duplicates: len(pos) * (copies - 1)}
-	if target := int(float64(len(out)) * b.Ratio); b.Ratio > 0 && target < len(imp) {
+	if target := int(float64(len(out)) * ratio); ratio > 0 && target < len(imp) {
 		kept := make([]Entry, target)
 		for i, k := range rng.Sample(len(imp), target) {
 			kept[i] = imp[k]

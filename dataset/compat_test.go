@@ -140,7 +140,7 @@ func buildBagenV1(t *testing.T, width string, think bool) string {
 	cfg := Config{
 		Task: task, Compat: probes.BagenV1Compat, Budget: ref.Budget, Width: w, Think: think, Seed: 42,
 		Probes:  probes.Options{Every: 1, MinRemaining: 1},
-		Balance: Balance{Oversample: 2, Ratio: 1}, Counter: fields{}, Version: "test",
+		Balance: Balance{Oversample: 2, Ratio: new(1.0)}, Counter: fields{}, Version: "test",
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	src := rollout.FileSource("testdata/bagen-v1/rollouts.jsonl")

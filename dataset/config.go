@@ -3,17 +3,19 @@ package dataset
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"bagen-data/internal/pagecodec"
 	"bagen-data/probes"
 )
 
-// Config is everything a build needs besides its inputs. The zero value is
-// not usable: Task and Width must be set (the command line fills every
-// field with its documented default). Build works on its own copy, so one
-// Config may serve several builds at once.
+// Config is everything a build needs besides its inputs. Every zero field
+// means the default noted beside it, the command line's default too; a
+// zero Config builds the paper's sokoban set. Build works on its own copy,
+// so one Config may serve several builds at once.
 type Config struct {
-	// Task is the preset: system prompt, probe text, default budget.
+	// Task is the preset: system prompt, probe text, default budget; the
+	// zero value means Compat's preset of DefaultTask.
 	Task probes.Task
 	// Compat is whose behaviour the build reproduces; the zero value is
 	// probes.Native. probes.BagenV1Compat implies bagen-v1 labels, its
@@ -25,7 +27,8 @@ type Config struct {
 	// Budget overrides every trajectory's budget; zero means the
 	// trajectory's own "budget", else Task.Budget.
 	Budget int64
-	// Width shapes the target interval (pctN, fixN, point).
+	// Width shapes the target interval (pctN, fixN, point); the zero value
+	// means DefaultWidth.
 	Width probes.Width
 	// Probes places and labels probes.
 	Probes probes.Options
@@ -41,8 +44,8 @@ type Config struct {
 	// room, question or issue) share a split, so no eval prompt repeats a
 	// training prompt.
 	SplitByTrajectory bool
-	// Balance applies to the SFT and RL splits; the zero value neither
-	// duplicates nor downsamples (the command line defaults to 2 and 1.0).
+	// Balance applies to the SFT and RL splits; its zero fields mean
+	// DefaultOversample and DefaultBalanceRatio.
 	Balance Balance
 	// BalanceEval balances the eval split too; by default it keeps its
 	// natural class ratio and trajectory order.
@@ -72,6 +75,28 @@ type Config struct {
 	codec *pagecodec.Codec
 	// preadOnly reads the spill with pread, never io_uring.
 	preadOnly bool
+}
+
+// Defaults of the Config fields whose zero value stands for them.
+const (
+	DefaultTask  = "sokoban" // Task
+	DefaultWidth = "pct30"   // Width: ±30% of the remaining tokens
+)
+
+// withDefaults is c with its zero fields set to their defaults, except
+// Ratio and Accounting, read through ratio and accounting.
+func (c Config) withDefaults() Config {
+	if c.Task.Name == "" {
+		c.Task, _ = c.Compat.Preset(DefaultTask) // every compat has the default task
+	}
+	if c.Width.Text == "" {
+		c.Width, _ = probes.ParseWidth(DefaultWidth)
+	}
+	c.Balance = c.Balance.withDefaults()
+	if c.Workers == 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	return c
 }
 
 // pageCodec compresses the outputs' pages.
@@ -115,15 +140,10 @@ func (c *Config) Validate() error {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &FieldError{Field: field, Err: fmt.Errorf(format, args...)})
 	}
-	if c.Task.Name == "" {
-		bad("Task", "not set")
-	}
 	if c.Budget < 0 || c.Budget > MaxTokens {
 		bad("Budget", "got %d, want 0 (the trajectory's or the task's) to %d tokens", c.Budget, int64(MaxTokens))
 	}
 	switch w := c.Width; {
-	case w.Text == "":
-		bad("Width", "not set")
 	case w.Kind == probes.Pct && !(w.N >= 0 && w.N < 100):
 		bad("Width", "got pct%g, want a percentage in [0, 100)", w.N)
 	case w.Kind == probes.Fix && !(w.N >= 0 && w.N <= MaxTokens):
@@ -139,10 +159,10 @@ func (c *Config) Validate() error {
 		bad("Ratio", "got %s, want three percentages 0 to 100 that sum to 100", r)
 	}
 	if c.Balance.Oversample < 0 || c.Balance.Oversample > MaxOversample {
-		bad("Balance.Oversample", "got %d, want 0 (one copy) to %d copies", c.Balance.Oversample, MaxOversample)
+		bad("Balance.Oversample", "got %d, want 1 to %d copies", c.Balance.Oversample, MaxOversample)
 	}
-	if !(c.Balance.Ratio >= 0 && c.Balance.Ratio <= MaxBalanceRatio) { // also NaN
-		bad("Balance.Ratio", "got %g, want 0 (no cap) to %g", c.Balance.Ratio, float64(MaxBalanceRatio))
+	if r := c.Balance.ratio(); !(r >= 0 && r <= MaxBalanceRatio) { // also NaN
+		bad("Balance.Ratio", "got %g, want 0 (no cap) to %g", r, float64(MaxBalanceRatio))
 	}
 	if c.Accounting != probes.AccountingUnknown && !c.Accounting.Known() {
 		bad("Accounting", "got %q, want %s or %s", string(c.Accounting), probes.AccountingMessage, probes.AccountingReplay)

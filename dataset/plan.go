@@ -129,12 +129,34 @@ type Entry struct {
 // Balance configures the class balancing of a split.
 type Balance struct {
 	// Oversample is how many copies of each possible probe to keep; zero
-	// means 1 (no duplication).
+	// means DefaultOversample, 1 no duplication.
 	Oversample int
-	// Ratio caps impossible probes at Ratio × possible probes (after
-	// oversampling) by seeded downsampling; zero means no cap.
-	Ratio float64
+	// Ratio caps impossible probes at *Ratio × possible probes (after
+	// oversampling) by seeded downsampling; nil means DefaultBalanceRatio,
+	// and a zero no cap.
+	Ratio *float64
 }
+
+// Defaults of Balance (the paper's appendix: two copies of each possible
+// probe, at most as many impossible probes as possible ones).
+const (
+	DefaultOversample   = 2
+	DefaultBalanceRatio = 1.0
+)
+
+// withDefaults is b with its zero fields set to their defaults.
+func (b Balance) withDefaults() Balance {
+	if b.Oversample == 0 {
+		b.Oversample = DefaultOversample
+	}
+	if b.Ratio == nil {
+		b.Ratio = new(DefaultBalanceRatio)
+	}
+	return b
+}
+
+// ratio is *Ratio with its default applied: zero means no cap.
+func (b Balance) ratio() float64 { return *b.withDefaults().Ratio }
 
 // BalanceStats counts what Balanced did.
 type BalanceStats struct {
@@ -148,7 +170,8 @@ type BalanceStats struct {
 func Balanced(entries []Entry, possible func(Entry) bool, b Balance, seed uint64, split string) ([]Entry, BalanceStats) {
 	pos, imp := partition(entries, possible)
 	var st BalanceStats
-	copies := max(b.Oversample, 1)
+	b = b.withDefaults()
+	copies, ratio := b.Oversample, *b.Ratio
 	out := make([]Entry, 0, len(pos)*copies+len(imp))
 	for c := 0; c < copies; c++ {
 		out = append(out, pos...)
@@ -156,7 +179,7 @@ func Balanced(entries []Entry, possible func(Entry) bool, b Balance, seed uint64
 	st.Duplicates = len(pos) * (copies - 1)
 	// Compared in float64, so a ratio too large for an int (or not a
 	// number) means no cap rather than a bad slice bound.
-	if ceiling := b.Ratio * float64(len(out)); b.Ratio > 0 && float64(len(imp)) > ceiling {
+	if ceiling := ratio * float64(len(out)); ratio > 0 && float64(len(imp)) > ceiling {
 		limit := int(ceiling)
 		g := rng(seed, "downsample/"+split)
 		keep := g.Perm(len(imp))[:limit]

@@ -78,11 +78,12 @@ func TestBalanced(t *testing.T) {
 		b                           Balance
 		pos, imp, dups, downsampled int
 	}{
-		{"paper defaults", Balance{Oversample: 2, Ratio: 1}, 6, 6, 3, 1},
-		{"no duplication", Balance{Oversample: 1, Ratio: 1}, 3, 3, 0, 4},
-		{"half as many impossible", Balance{Oversample: 2, Ratio: 0.5}, 6, 3, 3, 4},
-		{"no cap", Balance{Oversample: 3}, 9, 7, 6, 0},
-		{"zero value", Balance{}, 3, 7, 0, 0},
+		{"paper defaults", Balance{Oversample: 2, Ratio: new(1.0)}, 6, 6, 3, 1},
+		{"no duplication", Balance{Oversample: 1, Ratio: new(1.0)}, 3, 3, 0, 4},
+		{"half as many impossible", Balance{Oversample: 2, Ratio: new(0.5)}, 6, 3, 3, 4},
+		{"no cap", Balance{Oversample: 3, Ratio: new(0.0)}, 9, 7, 6, 0},
+		{"neither", Balance{Oversample: 1, Ratio: new(0.0)}, 3, 7, 0, 0},
+		{"zero value: the paper defaults", Balance{}, 6, 6, 3, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,15 +5,8 @@ import (
 	"slices"
 )
 
-// Headline names the metrics Bootstrap gives intervals for, in report order.
-// They are the JSON names of the Metrics fields.
-var Headline = []string{
-	"accuracy", "recall_possible", "recall_impossible", "f1_all", "f1_first",
-	"fail_f1", "coverage", "mre_p50", "mre_p90", "reward", "score",
-}
-
-// Value returns the headline or Harm metric called name, NaN for an
-// unknown name.
+// Value returns the Table or Harm metric called name, NaN for an unknown
+// name.
 func (m Metrics) Value(name string) Num {
 	switch name {
 	case "aborted_successful_share":
@@ -23,28 +16,9 @@ func (m Metrics) Value(name string) Num {
 			return NaN
 		}
 		return m.EarlyStop.Live.AbortedSuccessfulShare
-	case "accuracy":
-		return m.Accuracy
-	case "recall_possible":
-		return m.RecallPossible
-	case "recall_impossible":
-		return m.RecallImpossible
-	case "f1_all":
-		return m.F1All
-	case "f1_first":
-		return m.F1First
-	case "fail_f1":
-		return m.FailF1
-	case "coverage":
-		return m.Coverage
-	case "mre_p50":
-		return m.MREP50
-	case "mre_p90":
-		return m.MREP90
-	case "reward":
-		return m.Reward
-	case "score":
-		return m.Score
+	}
+	if mt, ok := MetricNamed(name); ok {
+		return mt.Get(m)
 	}
 	return NaN
 }

@@ -25,20 +25,10 @@ type Run struct {
 	Spend *Spend `json:"spend,omitempty"`
 }
 
-// labels are the printed names of the Headline metrics.
-var labels = map[string]string{
-	"accuracy": "Acc", "recall_possible": "Rec pos", "recall_impossible": "Rec imp",
-	"f1_all": "F1@All", "f1_first": "F1@1", "fail_f1": "Fail-F1", "coverage": "Cover",
-	"mre_p50": "MRE P50", "mre_p90": "MRE P90", "reward": "R", "score": "S",
-}
-
-// format prints a headline value: R and S with three decimals, the rest as
-// percentages.
+// format prints the Table metric name's value v.
 func format(name string, v Num) string {
-	if name == "reward" || name == "score" {
-		return v.Fixed(3)
-	}
-	return v.Pct()
+	mt, _ := MetricNamed(name)
+	return mt.Format(v)
 }
 
 // WriteText prints m as the headline table, the progress bins and the
@@ -60,41 +50,16 @@ func WriteText(w io.Writer, m Metrics) error {
 	return err
 }
 
+// writeHeadline prints Table: each metric's value, interval and count.
 func writeHeadline(b *strings.Builder, m Metrics) {
 	t := table{{"metric", "value", "95% CI", "n"}}
-	ci := func(name string) string {
-		c, ok := m.CI[name]
-		if !ok {
-			return ""
+	for _, mt := range Table {
+		ci := ""
+		if c, ok := m.CI[mt.Name]; ok {
+			ci = "[" + mt.Format(c.Low) + ", " + mt.Format(c.High) + "]"
 		}
-		return "[" + format(name, c.Low) + ", " + format(name, c.High) + "]"
+		t = append(t, []string{mt.Label, mt.Format(mt.Get(m)), ci, mt.N(m)})
 	}
-	counts := map[string]string{
-		"accuracy":          fmt.Sprintf("%d", m.Probes),
-		"recall_possible":   fmt.Sprintf("%d", m.TruePossible),
-		"recall_impossible": fmt.Sprintf("%d", m.TrueImpossible),
-		"f1_all":            fmt.Sprintf("%d", m.Probes),
-		"f1_first":          fmt.Sprintf("%d", m.FirstTurnProbes),
-		"fail_f1":           fmt.Sprintf("%d", m.Probes),
-		"coverage":          fmt.Sprintf("%d/%d", m.Covered, m.Intervals),
-		"mre_p50":           fmt.Sprintf("%d", m.MRECount),
-		"mre_p90":           fmt.Sprintf("%d", m.MRECount),
-		"reward":            fmt.Sprintf("%d", m.Probes),
-		"score":             fmt.Sprintf("%d", m.TruePossible),
-	}
-	for _, name := range Headline {
-		t = append(t, []string{labels[name], format(name, m.Value(name)), ci(name), counts[name]})
-	}
-	t = append(t,
-		[]string{"Format valid", m.FormatValid.Pct(), "", fmt.Sprintf("%d", m.Probes)},
-		[]string{"Hit rate", m.HitRate.Pct(), "", fmt.Sprintf("%d/%d", m.Covered, m.TruePossible)},
-		[]string{"Optimistic misses", m.OptimisticShare.Pct(), "", fmt.Sprintf("%d/%d", m.Optimistic, m.Misses)},
-		[]string{"Conservative misses", m.ConservativeShare.Pct(), "", fmt.Sprintf("%d/%d", m.Conservative, m.Misses)},
-		[]string{"R on possible", m.RewardPossible.Fixed(3), "", fmt.Sprintf("%d", m.TruePossible)},
-		[]string{"R on impossible", m.RewardImpossible.Fixed(3), "", fmt.Sprintf("%d", m.TrueImpossible)},
-		[]string{"S on intervals", m.ScoreIntervals.Fixed(3), "", fmt.Sprintf("%d", m.Intervals)},
-		[]string{"S on covered", m.ScoreCovered.Fixed(3), "", fmt.Sprintf("%d", m.Covered)},
-	)
 	t.write(b)
 }
 
@@ -213,7 +178,8 @@ var CompareColumns = []string{"accuracy", "recall_possible", "recall_impossible"
 func WriteCompare(w io.Writer, runs []Run) error {
 	head := []string{"run"}
 	for _, name := range CompareColumns {
-		head = append(head, labels[name])
+		mt, _ := MetricNamed(name)
+		head = append(head, mt.Label)
 	}
 	sweep := table{head}
 	overall := table{{"model", "Success", "Turns", "F1@1", "F1@All", "Fail F1", "Hit", "Reward"}}

@@ -35,7 +35,7 @@ func benchData(n, dim int) *Data {
 // cached: no Ollama in the loop.
 func BenchmarkGRPOEpoch(b *testing.B) {
 	data := benchData(160, 3584)
-	cfg := Config{Init: InitRandom, Epochs: Int(1)}
+	cfg := Config{Init: InitRandom, Epochs: new(1)}
 	var steps int
 	b.ResetTimer()
 	for range b.N {

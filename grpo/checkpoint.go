@@ -165,12 +165,12 @@ func verifyLog(path string, size int64) ([]Record, error) {
 func (c *Config) restoreZeros() {
 	for _, p := range []**float64{&c.KL, &c.Clip} {
 		if *p == nil {
-			*p = Float(0)
+			*p = new(0.0)
 		}
 	}
 	for _, p := range []**int{&c.SFTEpochs, &c.Epochs} {
 		if *p == nil {
-			*p = Int(0)
+			*p = new(0)
 		}
 	}
 }

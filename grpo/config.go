@@ -50,13 +50,20 @@ type Config struct {
 	Seed       uint64 `json:"seed"`   // seeds the weights, shuffles and sampling
 }
 
-// Float returns a pointer to v, for the Config fields where nil means the
-// default and zero is a value.
-func Float(v float64) *float64 { return &v }
-
-// Int returns a pointer to v, for the Config fields where nil means the
-// default and zero is a value.
-func Int(v int) *int { return &v }
+// Defaults of the Config fields, the command line's too (see Config).
+const (
+	DefaultSFTEpochs = 5
+	DefaultSFTBatch  = 16
+	DefaultSFTLR     = 1e-2
+	DefaultEpochs    = 5
+	DefaultBatch     = 16
+	DefaultGroup     = 16
+	DefaultUpdates   = 2
+	DefaultLR        = 3e-3
+	DefaultKL        = 0.05
+	DefaultClip      = 0.2
+	DefaultHidden    = 64
+)
 
 // withDefaults returns c with every zero field replaced by its default.
 func (c Config) withDefaults() Config {
@@ -65,30 +72,30 @@ func (c Config) withDefaults() Config {
 	}
 	switch {
 	case c.Init == InitRandom:
-		c.SFTEpochs = Int(0)
+		c.SFTEpochs = new(0)
 	case c.SFTEpochs == nil:
-		c.SFTEpochs = Int(5)
+		c.SFTEpochs = new(DefaultSFTEpochs)
 	}
 	if c.Epochs == nil {
-		c.Epochs = Int(5)
+		c.Epochs = new(DefaultEpochs)
 	}
-	c.SFTBatch = positive(c.SFTBatch, 16)
-	c.Batch = positive(c.Batch, 16)
-	c.Group = positive(c.Group, 16)
-	c.Updates = positive(c.Updates, 2)
-	c.Hidden = positive(c.Hidden, 64)
+	c.SFTBatch = positive(c.SFTBatch, DefaultSFTBatch)
+	c.Batch = positive(c.Batch, DefaultBatch)
+	c.Group = positive(c.Group, DefaultGroup)
+	c.Updates = positive(c.Updates, DefaultUpdates)
+	c.Hidden = positive(c.Hidden, DefaultHidden)
 	def := func(v *float64, d float64) {
 		if *v == 0 {
 			*v = d
 		}
 	}
-	def(&c.SFTLR, 1e-2)
-	def(&c.LR, 3e-3)
+	def(&c.SFTLR, DefaultSFTLR)
+	def(&c.LR, DefaultLR)
 	if c.KL == nil {
-		c.KL = Float(0.05)
+		c.KL = new(float64(DefaultKL))
 	}
 	if c.Clip == nil {
-		c.Clip = Float(0.2)
+		c.Clip = new(float64(DefaultClip))
 	}
 	if c.Space.Bins == 0 {
 		c.Space.Bins = DefaultBins

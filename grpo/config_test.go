@@ -13,11 +13,11 @@ func TestConfigZeroIsAValue(t *testing.T) {
 	if *d.KL != 0.05 || *d.Clip != 0.2 || *d.Epochs != 5 || *d.SFTEpochs != 5 || d.DropUniformGroups {
 		t.Errorf("defaults: kl %v clip %v epochs %d sft epochs %d drop %v, want 0.05 0.2 5 5 false", *d.KL, *d.Clip, *d.Epochs, *d.SFTEpochs, d.DropUniformGroups)
 	}
-	z := Config{KL: Float(0), Clip: Float(0), Epochs: Int(0)}.withDefaults()
+	z := Config{KL: new(float64(0)), Clip: new(float64(0)), Epochs: new(0)}.withDefaults()
 	if *z.KL != 0 || *z.Clip != 0 || *z.Epochs != 0 {
 		t.Errorf("explicit zeros: kl %v clip %v epochs %d, want 0 0 0", *z.KL, *z.Clip, *z.Epochs)
 	}
-	if r := (Config{Init: InitRandom, SFTEpochs: Int(3)}).withDefaults(); *r.SFTEpochs != 0 {
+	if r := (Config{Init: InitRandom, SFTEpochs: new(3)}).withDefaults(); *r.SFTEpochs != 0 {
 		t.Errorf("init random: sft epochs %d, want 0", *r.SFTEpochs)
 	}
 }
@@ -28,18 +28,18 @@ func TestConfigZeroErrors(t *testing.T) {
 		cfg  Config
 		want string // "" for valid
 	}{
-		{"kl and clip off", Config{KL: Float(0), Clip: Float(0)}, ""},
-		{"negative kl and clip", Config{KL: Float(-1), Clip: Float(-0.5)},
+		{"kl and clip off", Config{KL: new(float64(0)), Clip: new(float64(0))}, ""},
+		{"negative kl and clip", Config{KL: new(float64(-1)), Clip: new(float64(-0.5))},
 			"invalid config: KL: got -1, want 0 (no KL term) to 1000\ninvalid config: Clip: got -0.5, want in [0, 1)"},
-		{"sft only", Config{Epochs: Int(0)}, ""},
-		{"zero-rl with no GRPO", Config{Init: InitRandom, Epochs: Int(0)},
+		{"sft only", Config{Epochs: new(0)}, ""},
+		{"zero-rl with no GRPO", Config{Init: InitRandom, Epochs: new(0)},
 			`invalid config: Epochs: got 0 with init "random", which would train nothing; want 1 to 10000`},
-		{"sft with no SFT epochs", Config{Init: InitSFT, SFTEpochs: Int(0)},
+		{"sft with no SFT epochs", Config{Init: InitSFT, SFTEpochs: new(0)},
 			`invalid config: SFTEpochs: got 0 with init "sft", want 1 to 10000 (init "random" is GRPO without SFT)`},
-		{"default init with no SFT epochs", Config{SFTEpochs: Int(0)},
+		{"default init with no SFT epochs", Config{SFTEpochs: new(0)},
 			`invalid config: SFTEpochs: got 0 with init "sft", want 1 to 10000 (init "random" is GRPO without SFT)`},
-		{"zero-rl ignores SFT epochs", Config{Init: InitRandom, SFTEpochs: Int(0)}, ""},
-		{"negative sft epochs", Config{SFTEpochs: Int(-2)}, "invalid config: SFTEpochs: got -2, want 1 to 10000"},
+		{"zero-rl ignores SFT epochs", Config{Init: InitRandom, SFTEpochs: new(0)}, ""},
+		{"negative sft epochs", Config{SFTEpochs: new(-2)}, "invalid config: SFTEpochs: got -2, want 1 to 10000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
@@ -68,7 +68,7 @@ func TestSFTOnly(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cfg := smallConfig
-	cfg.Epochs = Int(0)
+	cfg.Epochs = new(0)
 	res, err := Train(context.Background(), cfg, data, Options{Out: dir, Name: "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -114,14 +114,14 @@ func TestSFTOnly(t *testing.T) {
 func TestResumeZeroKLClip(t *testing.T) {
 	data := synthData()
 	cfg := smallConfig
-	cfg.KL, cfg.Clip = Float(0), Float(0)
+	cfg.KL, cfg.Clip = new(float64(0)), new(float64(0))
 	full := t.TempDir()
 	if _, err := Train(context.Background(), cfg, data, Options{Out: full, Name: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	short := cfg
-	short.Epochs = Int(1)
+	short.Epochs = new(1)
 	if _, err := Train(context.Background(), short, data, Options{Out: dir, Name: "test"}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package grpo
 
 import (
-	"encoding/json"
-	"fmt"
 	"path/filepath"
 
 	"bagen-data/dataset"
@@ -19,11 +17,7 @@ func (t *trainer) writeEval(m eval.Metrics, preds map[string]string) error {
 		name = filepath.Base(t.opt.Out)
 	}
 	run := eval.Run{Name: name, Data: dataset.EvalFile, Model: t.opt.Model, Metrics: m}
-	b, err := json.MarshalIndent(run, "", "  ")
-	if err != nil {
-		return fmt.Errorf("%s: %w", EvalFile, err)
-	}
-	if err := atomicfile.WriteFile(filepath.Join(t.opt.Out, EvalFile), append(b, '\n')); err != nil {
+	if err := eval.WriteRun(filepath.Join(t.opt.Out, EvalFile), run); err != nil {
 		return err
 	}
 	return atomicfile.WriteFile(filepath.Join(t.opt.Out, PredsFile), Predictions(t.data.Eval, preds))

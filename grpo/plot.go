@@ -78,9 +78,9 @@ func epochSeries(recs []Record) ([]series, []string) {
 			continue
 		}
 		train.y = append(train.y, float64(r.Eval.Train.Reward))
-		rew.y = append(rew.y, float64(r.Eval.Eval.Reward))
-		acc.y = append(acc.y, float64(r.Eval.Eval.Accuracy))
-		cov.y = append(cov.y, float64(r.Eval.Eval.Coverage))
+		rew.y = append(rew.y, float64(r.Eval.Eval["reward"]))
+		acc.y = append(acc.y, float64(r.Eval.Eval["accuracy"]))
+		cov.y = append(cov.y, float64(r.Eval.Eval["coverage"]))
 		label := r.Phase
 		if r.Phase != "init" {
 			label = fmt.Sprintf("%s %d", r.Phase, r.Epoch)

@@ -10,10 +10,10 @@ import (
 
 func TestPlot(t *testing.T) {
 	recs := []Record{
-		{Type: "epoch", Phase: "init", Eval: &EpochEval{Train: TrainReward{Reward: 0.1}, Eval: Headline{Reward: 0.1, Accuracy: 0.5, Coverage: eval.NaN}}},
+		{Type: "epoch", Phase: "init", Eval: &EpochEval{Train: TrainReward{Reward: 0.1}, Eval: Headline{"reward": 0.1, "accuracy": 0.5, "coverage": eval.NaN}}},
 		{Type: "grpo_step", Phase: "grpo", Epoch: 1, Step: 1, GRPO: &GRPOStep{Reward: 0.2, RewardPossible: 0.3, RewardImpossible: eval.NaN}},
 		{Type: "grpo_step", Phase: "grpo", Epoch: 1, Step: 2, GRPO: &GRPOStep{Reward: 0.4, RewardPossible: 0.5, RewardImpossible: 0.2}},
-		{Type: "epoch", Phase: "grpo", Epoch: 1, Step: 2, Eval: &EpochEval{Train: TrainReward{Reward: 0.3}, Eval: Headline{Reward: 0.25, Accuracy: 0.9, Coverage: 0.4}}},
+		{Type: "epoch", Phase: "grpo", Epoch: 1, Step: 2, Eval: &EpochEval{Train: TrainReward{Reward: 0.3}, Eval: Headline{"reward": 0.25, "accuracy": 0.9, "coverage": 0.4}}},
 	}
 	var a, b bytes.Buffer
 	if err := Plot(&a, recs); err != nil {

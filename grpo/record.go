@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
 
 	"bagen-data/eval"
 )
@@ -72,24 +74,38 @@ type TrainReward struct {
 	Expected         eval.Num `json:"expected_reward"`
 }
 
-// Headline is the appendix sweep's columns (and the format-valid rate)
-// from eval.Metrics.
-type Headline struct {
-	Accuracy         eval.Num `json:"accuracy"`
-	RecallPossible   eval.Num `json:"recall_possible"`
-	RecallImpossible eval.Num `json:"recall_impossible"`
-	Coverage         eval.Num `json:"coverage"`
-	MREP50           eval.Num `json:"mre_p50"`
-	MREP90           eval.Num `json:"mre_p90"`
-	Reward           eval.Num `json:"reward"`
-	FormatValid      eval.Num `json:"format_valid"`
-}
+// Headline is the eval metrics a training log records after an epoch, by
+// their eval.Table names: the appendix sweep's columns
+// (eval.CompareColumns) and the format-valid rate.
+type Headline map[string]eval.Num
+
+// headlineNames are Headline's metrics in the log's order.
+var headlineNames = append(slices.Clone(eval.CompareColumns), "format_valid")
 
 func headlineOf(m eval.Metrics) Headline {
-	return Headline{
-		Accuracy: m.Accuracy, RecallPossible: m.RecallPossible, RecallImpossible: m.RecallImpossible,
-		Coverage: m.Coverage, MREP50: m.MREP50, MREP90: m.MREP90, Reward: m.Reward, FormatValid: m.FormatValid,
+	h := make(Headline, len(headlineNames))
+	for _, name := range headlineNames {
+		h[name] = m.Value(name)
 	}
+	return h
+}
+
+// MarshalJSON writes h's metrics in headlineNames order; an absent one as
+// zero.
+func (h Headline) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, name := range headlineNames {
+		v, err := json.Marshal(h[name])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(strconv.AppendQuote(b, name), ':')
+		b = append(b, v...)
+	}
+	return append(b, '}'), nil
 }
 
 // ReadLog reads a training log.

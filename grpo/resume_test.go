@@ -72,7 +72,7 @@ func TestResumeVerifiesLogBeforeWriting(t *testing.T) {
 			}
 			before := fileDigests(t, dir)
 			more := smallConfig
-			more.Epochs = Int(3)
+			more.Epochs = new(3)
 			_, err := Train(context.Background(), more, data, Options{Out: dir, Name: "test", Resume: true})
 			if !errors.Is(err, ErrCheckpoint) || err.Error() != tc.want {
 				t.Fatalf("got %v\nwant %s (ErrCheckpoint)", err, tc.want)

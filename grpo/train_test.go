@@ -14,7 +14,7 @@ import (
 )
 
 // smallConfig trains quickly on synthData: 2 SFT + 2 GRPO epochs.
-var smallConfig = Config{SFTEpochs: Int(2), Epochs: Int(2), Group: 8, Batch: 24, Seed: 7}
+var smallConfig = Config{SFTEpochs: new(2), Epochs: new(2), Group: 8, Batch: 24, Seed: 7}
 
 // outputs are the files a run's result is judged by.
 var outputs = []string{LogFile, PlotFile, EvalFile, PredsFile, filepath.Join(CheckpointDir, LatestFile), filepath.Join(CheckpointDir, "grpo-02", StateFile)}
@@ -110,7 +110,7 @@ func TestResumeMidEpoch(t *testing.T) {
 func TestResumeMoreEpochs(t *testing.T) {
 	data := synthData()
 	three := smallConfig
-	three.Epochs = Int(3)
+	three.Epochs = new(3)
 	full := t.TempDir()
 	if _, err := Train(context.Background(), three, data, Options{Out: full, Name: "test"}); err != nil {
 		t.Fatal(err)
@@ -140,9 +140,9 @@ func TestResumeRefusals(t *testing.T) {
 		t.Fatalf("the checkpoint keeps accounting %q (%v), want replay", st.Accounting, err)
 	}
 	other := smallConfig
-	other.KL = Float(0.1)
+	other.KL = new(float64(0.1))
 	fewer := smallConfig
-	fewer.Epochs = Int(1)
+	fewer.Epochs = new(1)
 	for _, tc := range []struct {
 		name string
 		cfg  Config
@@ -203,7 +203,7 @@ func TestSeeds(t *testing.T) {
 func TestZeroRLCollapses(t *testing.T) {
 	cfg := smallConfig
 	cfg.Init = InitRandom
-	cfg.Epochs = Int(3)
+	cfg.Epochs = new(3)
 	res, err := Train(context.Background(), cfg, synthData(), Options{Out: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +257,7 @@ func TestSFTThenGRPOBeatsUntrained(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	err := Config{Init: "warm", Group: 1, Epochs: Int(-1), Clip: Float(1), LR: -1}.Validate()
+	err := Config{Init: "warm", Group: 1, Epochs: new(-1), Clip: new(float64(1)), LR: -1}.Validate()
 	want := `invalid config: Init: got "warm", want "sft" or "random"
 invalid config: Epochs: got -1, want 0 (SFT only) to 10000
 invalid config: Group: got 1, want at least 2 (advantages need a group)
@@ -266,7 +266,7 @@ invalid config: Clip: got 1, want in [0, 1)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
-	err = Config{SFTEpochs: Int(1 << 40), Batch: 1 << 20, Hidden: 1 << 30, SFTLR: math.Inf(1), KL: Float(math.NaN()), Clip: Float(math.NaN())}.Validate()
+	err = Config{SFTEpochs: new(1 << 40), Batch: 1 << 20, Hidden: 1 << 30, SFTLR: math.Inf(1), KL: new(float64(math.NaN())), Clip: new(float64(math.NaN()))}.Validate()
 	want = `invalid config: SFTEpochs: got 1099511627776, want 1 to 10000
 invalid config: Batch: got 1048576, want 0 (the default) to 65536
 invalid config: Hidden: got 1073741824, want 0 (the default) to 4096

@@ -36,6 +36,9 @@ type Task struct {
 	template string
 	// sourceSystem shows the rollout's own system prompt when it has one.
 	sourceSystem bool
+	// ledger: the task's rollouts keep a ledger and are probed under
+	// challenges (Warehouse), not a token budget.
+	ledger bool
 	// rawHistory shows the history's user messages as logged, reward
 	// annotations included.
 	rawHistory bool
@@ -121,7 +124,7 @@ var Tasks = map[string]Task{
 	"sokoban":   {Name: "sokoban", System: SokobanSystem, Budget: 2500, probe: sokobanProbe},
 	"searchr1":  {Name: "searchr1", System: SearchR1System, Budget: 3500, probe: searchR1Probe},
 	"swebench":  {Name: "swebench", System: SWEBenchSystem, probe: sweBenchProbe, thinkSpace: true},
-	"warehouse": {Name: "warehouse", System: WarehouseSystem, probe: sokobanProbe},
+	"warehouse": {Name: "warehouse", System: WarehouseSystem, probe: sokobanProbe, ledger: true},
 }
 
 // LookupTask returns the preset called name.
@@ -137,6 +140,11 @@ func LookupTask(name string) (Task, error) {
 	}
 	return t, nil
 }
+
+// Ledger reports whether t's rollouts keep a ledger and are probed under
+// challenges (Warehouse: cash, time, warehouse and cost budgets) rather
+// than under a token budget.
+func (t Task) Ledger() bool { return t.ledger }
 
 // ForWidth returns t asking for the answer shape of w: with w a point
 // width, the estimation prompt asks for "a single integer estimate" and

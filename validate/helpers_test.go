@@ -75,7 +75,7 @@ func buildDataset(t *testing.T, mutate func(*dataset.Config)) string {
 	}
 	cfg := dataset.Config{
 		Task: task, Width: width, Probes: probes.Options{MinRemaining: 1},
-		Seed: 42, Balance: dataset.Balance{Oversample: 2, Ratio: 1}, Counter: words{}, Tokenizer: "words",
+		Seed: 42, Balance: dataset.Balance{Oversample: 2, Ratio: new(1.0)}, Counter: words{}, Tokenizer: "words",
 		Version: "test",
 	}
 	if mutate != nil {

@@ -27,6 +27,14 @@ type Client interface {
 	Complete(ctx context.Context, p Probe) (Prediction, error)
 }
 
+// Defaults of Options, Retry and the clients' answer caps, the command
+// line's too.
+const (
+	DefaultConcurrency = 8   // Options.Concurrency: the paper's evaluation scripts
+	DefaultAttempts    = 6   // Retry.Attempts
+	DefaultMaxTokens   = 512 // Ollama.NumPredict, OpenAI.MaxTokens: the paper's and the authors' cap
+)
+
 // Options configures Ask. Zero fields take the defaults named.
 type Options struct {
 	// Concurrency bounds requests in flight; zero means 8 (the paper's
@@ -146,7 +154,7 @@ type run struct {
 }
 
 func newRun(c Client, n int, opt Options, save func(Prediction) error) *run {
-	r := &run{client: c, opt: opt, retry: opt.Retry, concurrency: positive(opt.Concurrency, 8), save: save, start: time.Now()}
+	r := &run{client: c, opt: opt, retry: opt.Retry, concurrency: positive(opt.Concurrency, DefaultConcurrency), save: save, start: time.Now()}
 	r.stats.Probes = n
 	if opt.Rate > 0 {
 		r.retry.Pace = newPacer(opt.Rate).wait

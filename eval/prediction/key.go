@@ -57,7 +57,7 @@ func (o *OpenAI) Sampling() string {
 		MaxTokens   int            `json:"max_tokens"`
 		Seed        *int64         `json:"seed,omitempty"`
 		Extra       map[string]any `json:"extra,omitempty"`
-	}{o.Temperature, positive(o.MaxTokens, 512), o.Seed, o.Extra})
+	}{o.Temperature, positive(o.MaxTokens, DefaultMaxTokens), o.Seed, o.Extra})
 	if err != nil {
 		return "unencodable extra body"
 	}
@@ -67,6 +67,6 @@ func (o *OpenAI) Sampling() string {
 // Sampling describes the request options: temperature, num_predict and
 // seed, as JSON.
 func (o *Ollama) Sampling() string {
-	b, _ := json.Marshal(map[string]any{"temperature": o.Temperature, "num_predict": positive(o.NumPredict, 512), "seed": o.Seed})
+	b, _ := json.Marshal(map[string]any{"temperature": o.Temperature, "num_predict": positive(o.NumPredict, DefaultMaxTokens), "seed": o.Seed})
 	return string(b)
 }

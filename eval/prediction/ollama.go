@@ -41,7 +41,7 @@ func (o *Ollama) Complete(ctx context.Context, p Probe) (Prediction, error) {
 	stream := false
 	req := &api.ChatRequest{
 		Model: o.Model, Messages: msgs, Stream: &stream,
-		Options: map[string]any{"temperature": o.Temperature, "num_predict": positive(o.NumPredict, 512), "seed": o.Seed},
+		Options: map[string]any{"temperature": o.Temperature, "num_predict": positive(o.NumPredict, DefaultMaxTokens), "seed": o.Seed},
 	}
 	start := time.Now()
 	pred := Prediction{CustomID: p.CustomID, Model: o.Model}

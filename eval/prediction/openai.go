@@ -105,7 +105,7 @@ func (o *OpenAI) Body(messages []rollout.Message) ([]byte, error) {
 	}
 	body := map[string]any{
 		"model": o.Model, "messages": msgs, "stream": false,
-		"temperature": o.Temperature, "max_tokens": positive(o.MaxTokens, 512),
+		"temperature": o.Temperature, "max_tokens": positive(o.MaxTokens, DefaultMaxTokens),
 	}
 	if o.Seed != nil {
 		body["seed"] = *o.Seed

@@ -45,7 +45,7 @@ type Retry struct {
 // MaxRetryAfter caps the wait a server's Retry-After can ask for.
 const MaxRetryAfter = 5 * time.Minute
 
-func (r Retry) attempts() int             { return positive(r.Attempts, 6) }
+func (r Retry) attempts() int             { return positive(r.Attempts, DefaultAttempts) }
 func (r Retry) backoff() time.Duration    { return positiveDur(r.Backoff, 500*time.Millisecond) }
 func (r Retry) maxBackoff() time.Duration { return positiveDur(r.MaxBackoff, 30*time.Second) }
 

@@ -138,7 +138,7 @@ func run(ctx context.Context, o options) error {
 // 0.1 (the SFT row is the KL 0.05 run's last SFT checkpoint).
 func sweep(o options, sft string) []row {
 	with := func(init string, kl float64) grpo.Config {
-		return grpo.Config{Init: init, KL: grpo.Float(kl), SFTEpochs: grpo.Int(o.sftEpochs), Epochs: grpo.Int(o.epochs),
+		return grpo.Config{Init: init, KL: new(kl), SFTEpochs: new(o.sftEpochs), Epochs: new(o.epochs),
 			DropUniformGroups: o.drop, CenterOnly: o.center, LR: o.lr, Batch: o.batch}
 	}
 	return []row{
@@ -206,7 +206,7 @@ func buildData(ctx context.Context, dir string) error {
 	cfg := dataset.Config{
 		Task: probes.Tasks["sokoban"], Width: width, Seed: 42, Counter: tok, Tokenizer: "qwen (cached tokenizer.json)",
 		Probes:  probes.Options{MinRemaining: 1},
-		Balance: dataset.Balance{Oversample: 2, Ratio: 1},
+		Balance: dataset.Balance{Oversample: 2, Ratio: new(1.0)},
 	}
 	fmt.Fprintf(os.Stderr, "+ build sokoban pct30 (%s)\n", dir)
 	_, err = dataset.Build(ctx, srcs, dir, cfg)
