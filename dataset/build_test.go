@@ -72,7 +72,7 @@ func TestZeroConfigIsTheDefaults(t *testing.T) {
 	zero := Config{Seed: 42, Probes: probes.Options{MinRemaining: 1}, Version: "test"}
 	var manifests []*Manifest
 	for i, cfg := range []Config{zero, testConfig()} {
-		m, err := Build(context.Background(), []probes.Source{src}, filepath.Join(dir, fmt.Sprint("out", i)), cfg)
+		m, err := Build(context.Background(), []rollout.Source{src}, filepath.Join(dir, fmt.Sprint("out", i)), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,13 +7,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"bagen-data/rollout"
 )
 
 // TestNewSetTokens checks a token family's set against the definitions: a
 // probe after each turn k = 1 … T−1 of every rollout, possible exactly
 // when its rollout succeeded within the budget.
 func TestNewSetTokens(t *testing.T) {
-	rs, err := ReadReplays(context.Background(), []Source{FileSource(filepath.Join("testdata", "replay", "swebench.jsonl"))}, ReplayOptions{})
+	rs, err := ReadReplays(context.Background(), []rollout.Source{rollout.FileSource(filepath.Join("testdata", "replay", "swebench.jsonl"))}, ReplayOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
