@@ -20,6 +20,7 @@
 package agenttest
 
 import (
+	"bagen-data/internal/openai"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -352,7 +353,7 @@ func (s *sse) event(name string, v any) {
 	if b, ok := v.([]byte); ok {
 		data = b
 	} else {
-		data = mustJSON(v)
+		data = openai.Marshal(v)
 	}
 	if name != "" {
 		fmt.Fprintf(s.w, "event: %s\n", name)
@@ -361,16 +362,6 @@ func (s *sse) event(name string, v any) {
 	if s.f != nil {
 		s.f.Flush()
 	}
-}
-
-func mustJSON(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic("agenttest: " + err.Error())
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
 // reply is one answer to write in some format.
