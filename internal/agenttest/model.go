@@ -20,7 +20,6 @@
 package agenttest
 
 import (
-	"bagen-data/internal/openai"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -32,6 +31,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"bagen-data/internal/openai"
 )
 
 // Usage is what the stand-in reports for one call, in one convention for
