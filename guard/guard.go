@@ -6,7 +6,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
 
@@ -30,6 +30,9 @@ type Guard struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup // estimates running
+	// draining is set when Serve begins to drain: /healthz answers 503
+	// and responses close their connections.
+	draining *atomic.Bool
 }
 
 // New builds a Guard; its ledger directory is made (0700) when set.
@@ -37,36 +40,10 @@ func New(cfg Config) (*Guard, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	g := &Guard{cfg: cfg, est: cfg.Estimator, task: cfg.Task, budget: cfg.Budget, redact: map[string]bool{}}
+	cfg = cfg.withDefaults()
+	g := &Guard{cfg: cfg, est: cfg.Estimator, task: cfg.Task, budget: cfg.Budget, redact: map[string]bool{},
+		warnAt: warnShares(cfg.WarnAt), draining: new(atomic.Bool)}
 	g.upstream, _ = url.Parse(cfg.Upstream)
-	if g.task.Name == "" {
-		g.task = probes.Tasks["swebench"]
-	}
-	if g.budget == 0 {
-		g.budget = g.task.Budget
-	}
-	if g.cfg.MaxBody == 0 {
-		g.cfg.MaxBody = 32 << 20
-	}
-	if g.cfg.MaxInFlight == 0 {
-		g.cfg.MaxInFlight = 16 * g.cfg.MaxBody
-	}
-	if g.cfg.MaxSessions == 0 {
-		g.cfg.MaxSessions = 100_000
-	}
-	if g.cfg.MaxChainBytes == 0 {
-		g.cfg.MaxChainBytes = 1 << 20
-	}
-	if g.cfg.Every == 0 {
-		g.cfg.Every = 1
-	}
-	g.warnAt = warnShares(cfg.WarnAt)
-	if g.cfg.EstimateFrom == 0 {
-		g.cfg.EstimateFrom = 1
-	}
-	if g.cfg.Now == nil {
-		g.cfg.Now = time.Now
-	}
 	for _, h := range cfg.RedactHeaders {
 		g.redact[http.CanonicalHeaderKey(h)] = true
 	}
@@ -77,22 +54,15 @@ func New(cfg Config) (*Guard, error) {
 		}
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
-	g.sessions = newSessions(g.cfg.MaxSessions)
+	g.sessions = newSessions(cfg.MaxSessions)
 	if g.ledger != nil {
 		g.sessions.onEvict = func(s *Session) { g.ledger.forget(s.ID) }
 	}
 	g.metrics = newMetrics(func() float64 { return float64(g.sessions.count()) })
-	g.inflight = semaphore.NewWeighted(g.cfg.MaxInFlight)
-	tr := cfg.Transport
-	if tr == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.DisableCompression = true
-		t.MaxIdleConnsPerHost = 256
-		tr = t
-	}
+	g.inflight = semaphore.NewWeighted(cfg.MaxInFlight)
 	g.proxy = &httputil.ReverseProxy{
 		Rewrite:   g.rewrite,
-		Transport: tr,
+		Transport: transport(cfg.Transport),
 		// Zero: ReverseProxy flushes every write of a stream (an event
 		// stream, or an answer without a length) and buffers the rest.
 		FlushInterval:  0,
@@ -100,6 +70,19 @@ func New(cfg Config) (*Guard, error) {
 		ErrorHandler:   g.upstreamError,
 	}
 	return g, nil
+}
+
+// transport is tr, or when nil a clone of http.DefaultTransport without
+// compression (the guard reads the answers) and with a connection pool
+// for many sessions to one upstream.
+func transport(tr http.RoundTripper) http.RoundTripper {
+	if tr != nil {
+		return tr
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DisableCompression = true
+	t.MaxIdleConnsPerHost = 256
+	return t
 }
 
 // Close waits for the estimates still running (each is bounded by

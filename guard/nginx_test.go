@@ -122,6 +122,7 @@ type replica struct {
 
 func startReplica(t *testing.T, cfg Config) *replica {
 	t.Helper()
+	cfg.DrainTimeout = 10 * time.Second
 	g, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +133,7 @@ func startReplica(t *testing.T, cfg Config) *replica {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{g: g, addr: l.Addr().String(), stop: cancel, done: make(chan error, 1)}
-	go func() { r.done <- g.Serve(ctx, l, 10*time.Second) }()
+	go func() { r.done <- g.Serve(ctx, l) }()
 	t.Cleanup(func() { r.kill(t) })
 	return r
 }

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"bagen-data/internal/httpd"
 )
 
 // ServeHTTP routes a request: the three model APIs are observed, /healthz,
@@ -24,13 +24,13 @@ func (g *Guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.servePage(w, r)
 		return
 	}
+	httpd.Header(w.Header(), g.draining)
 	switch r.URL.Path {
 	case "/healthz":
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, "ok\n")
+		g.health(w)
 		return
 	case "/metrics":
-		promhttp.HandlerFor(g.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+		g.metricsPage(w)
 		return
 	}
 	codec := codecFor(r)
@@ -71,11 +71,10 @@ type call struct {
 type callKey struct{}
 
 func (g *Guard) serveModel(w http.ResponseWriter, r *http.Request, codec Codec) {
-	body, release, err := g.readBody(r)
+	body, release, err := g.readBody(w, r)
 	if err != nil {
 		status := http.StatusBadRequest
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
+		if errors.Is(err, httpd.ErrTooLarge) {
 			status = http.StatusRequestEntityTooLarge
 		}
 		writeError(w, status, err)
@@ -116,7 +115,7 @@ func (g *Guard) serveModel(w http.ResponseWriter, r *http.Request, codec Codec) 
 
 // readBody reads a request body of at most MaxBody bytes, holding its
 // size of the in-flight budget until release.
-func (g *Guard) readBody(r *http.Request) ([]byte, func(), error) {
+func (g *Guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, func(), error) {
 	n := r.ContentLength
 	if n < 0 || n > g.cfg.MaxBody {
 		n = g.cfg.MaxBody
@@ -125,14 +124,10 @@ func (g *Guard) readBody(r *http.Request) ([]byte, func(), error) {
 		return nil, nil, err
 	}
 	release := func() { g.inflight.Release(max(n, 1)) }
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, g.cfg.MaxBody))
+	body, err := httpd.ReadBody(w, r, nil, g.cfg.MaxBody)
 	if err != nil {
 		release()
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return nil, nil, fmt.Errorf("bagen-data guard: request body over the %d-byte limit (--max-body): %w", g.cfg.MaxBody, err)
-		}
-		return nil, nil, fmt.Errorf("bagen-data guard: reading the request body: %w", err)
+		return nil, nil, fmt.Errorf("bagen-data guard: %w", err)
 	}
 	return body, release, nil
 }
@@ -249,7 +244,30 @@ func (g *Guard) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 func writeError(w http.ResponseWriter, status int, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(mustJSON(map[string]string{"error": err.Error()}))
+	w.Write(httpd.AppendError(nil, err.Error()))
+}
+
+// health answers /healthz: 200 {"status":"ok"}, or 503 once draining, so
+// that a load balancer stops sending before the listener closes.
+func (g *Guard) health(w http.ResponseWriter) {
+	b, err := httpd.Health(nil, g.draining)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+// metricsPage answers /metrics in Prometheus' text format.
+func (g *Guard) metricsPage(w http.ResponseWriter) {
+	b, err := httpd.AppendMetrics(nil, g.metrics.reg)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	w.Header().Set("Content-Type", httpd.MetricsType)
+	w.Write(b)
 }
 
 // onClose runs f once when the body is closed.

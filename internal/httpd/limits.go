@@ -2,12 +2,15 @@ package httpd
 
 import (
 	"fmt"
+	"net/http"
+	"sync/atomic"
 	"time"
 )
 
 // Limits are the request limits and timeouts of a server run by Server:
-// what reward serve and grpo serve both take in their configs. A zero
-// field means its default (MaxBody: the server's own).
+// what reward serve, grpo serve and the guard take in their configs. A
+// zero field means its default: WithDefaults' shared ones, or a server's
+// own through Or.
 type Limits struct {
 	MaxBody           int64
 	MaxHeaderBytes    int
@@ -58,6 +61,29 @@ func (l Limits) WithDefaults(maxBody int64) Limits {
 	l.IdleTimeout = or(l.IdleTimeout, DefaultTimeout)
 	l.DrainTimeout = or(l.DrainTimeout, DefaultDrainTimeout)
 	return l
+}
+
+// Or returns l with each zero field set to def's, for a server whose
+// defaults are not WithDefaults' (the guard's: no read or write timeout,
+// since it relays streams of any length).
+func (l Limits) Or(def Limits) Limits {
+	l.MaxBody = or(l.MaxBody, def.MaxBody)
+	l.MaxHeaderBytes = or(l.MaxHeaderBytes, def.MaxHeaderBytes)
+	l.ReadHeaderTimeout = or(l.ReadHeaderTimeout, def.ReadHeaderTimeout)
+	l.ReadTimeout = or(l.ReadTimeout, def.ReadTimeout)
+	l.WriteTimeout = or(l.WriteTimeout, def.WriteTimeout)
+	l.IdleTimeout = or(l.IdleTimeout, def.IdleTimeout)
+	l.DrainGrace = or(l.DrainGrace, def.DrainGrace)
+	l.DrainTimeout = or(l.DrainTimeout, def.DrainTimeout)
+	return l
+}
+
+// Server returns a Server of h with l's limits; draining (nil: the
+// server's own) is set when the drain begins.
+func (l Limits) Server(h http.Handler, draining *atomic.Bool) *Server {
+	return &Server{Handler: h, ReadHeaderTimeout: l.ReadHeaderTimeout, ReadTimeout: l.ReadTimeout,
+		WriteTimeout: l.WriteTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes,
+		DrainGrace: l.DrainGrace, DrainTimeout: l.DrainTimeout, Draining: draining}
 }
 
 func or[T comparable](v, def T) T {
