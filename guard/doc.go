@@ -26,6 +26,8 @@
 //	serve.go       Serve: the guard on internal/httpd's server and drain
 //	transport.go   the proxy: routes, reading a request, forwarding it,
 //	               observing the answer, upstream errors
+//	alongside.go   a request whose session a header names, forwarded at
+//	               once and read from a copy as it goes
 //	turn.go        a call's life in its session: begin, finish, the turn,
 //	               a stop's answer
 //	session.go     sessions: identifying them, their prefix links, the bound

@@ -66,11 +66,20 @@ type call struct {
 	// side: a call outside the run's thread (see sessions.resolve).
 	side bool
 	once sync.Once
+	// ready, for a request forwarded before it was read (alongside.go),
+	// is closed once its copy is read; observed says whether it could
+	// be. nil: the request was read first, and is observed.
+	ready    chan struct{}
+	observed bool
 }
 
 type callKey struct{}
 
 func (g *Guard) serveModel(w http.ResponseWriter, r *http.Request, codec Codec) {
+	if g.alongside(r) {
+		g.serveAlongside(w, r, codec)
+		return
+	}
 	body, release, err := g.readBody(w, r)
 	if err != nil {
 		status := http.StatusBadRequest
@@ -160,7 +169,7 @@ func (g *Guard) rewrite(pr *httputil.ProxyRequest) {
 // is recorded once the agent has it.
 func (g *Guard) observe(resp *http.Response) error {
 	c, _ := resp.Request.Context().Value(callKey{}).(*call)
-	if c == nil {
+	if c == nil || !c.wait() {
 		return nil
 	}
 	c.status = resp.StatusCode
@@ -233,7 +242,7 @@ func (g *Guard) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 	if errors.Is(err, context.Canceled) {
 		status = 499 // the agent went away; nobody reads this
 	}
-	if c, _ := r.Context().Value(callKey{}).(*call); c != nil {
+	if c, _ := r.Context().Value(callKey{}).(*call); c != nil && c.wait() {
 		c.status = status
 		g.finish(c, nil)
 	}
