@@ -18,12 +18,17 @@ import (
 // so that the agent never holds an answer the ledger lacks, as for every
 // call.
 
+// alongsideMin is the smallest body forwarded before it is read: reading
+// a smaller one first costs less than handing its copy to another
+// goroutine.
+const alongsideMin = 16 << 10
+
 // alongside reports whether r can go upstream before it is read: its
-// length is known and within MaxBody, a header names its session, and
-// that session's decision needs neither its body nor a ledger another
-// guard wrote since.
+// length is known, at least alongsideMin and within MaxBody, a header
+// names its session, and that session's decision needs neither its body
+// nor a ledger another guard wrote since.
 func (g *Guard) alongside(r *http.Request) bool {
-	if g.cfg.Wait || g.cfg.Loop > 0 || r.ContentLength < 0 || r.ContentLength > g.cfg.MaxBody {
+	if g.cfg.Wait || g.cfg.Loop > 0 || r.ContentLength < alongsideMin || r.ContentLength > g.cfg.MaxBody {
 		return false
 	}
 	name, _ := explicitID(r.Header, &Request{})

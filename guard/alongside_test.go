@@ -27,7 +27,7 @@ func TestForwardsBeforeReading(t *testing.T) {
 	})
 	dir := t.TempDir()
 	_, url := startGuard(t, Config{Ledger: dir}, up)
-	body := chatBody([]json.RawMessage{json.RawMessage(`{"role":"user","content":"` + strings.Repeat("fix it ", 200) + `"}`)})
+	body := chatBody([]json.RawMessage{json.RawMessage(`{"role":"user","content":"` + strings.Repeat("fix it ", 4000) + `"}`)})
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", pr)
 	req.ContentLength = int64(len(body))
@@ -75,7 +75,8 @@ func TestAlongsideLedgerIsReadFirstLedger(t *testing.T) {
 		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 		_, url := startGuard(t, Config{Ledger: dir, Budget: 250, Policy: Stop, StopAs: Message, Wait: wait,
 			Now: func() time.Time { return now }}, toolTurnUpstream(&log))
-		history := []json.RawMessage{json.RawMessage(`{"role":"user","content":"fix it"}`)}
+		// Long enough to be forwarded before it is read (alongsideMin).
+		history := []json.RawMessage{json.RawMessage(`{"role":"user","content":"fix it` + strings.Repeat(" ", alongsideMin) + `"}`)}
 		for turn := 1; turn <= 3; turn++ {
 			resp, got := post(t, url+"/v1/chat/completions", chatBody(history), map[string]string{"X-Bagen-Session": "same"})
 			if turn == 3 {
