@@ -177,9 +177,9 @@ func serveBench(b *testing.B, serve func(net.Listener) error, close func() error
 }
 
 // BenchmarkBodyLatency reports, for each request size and 1 or 64
-// concurrent sessions, the p99 latency direct, through a bare
+// concurrent sessions (512 calls each way), the p99 latency direct, through a bare
 // ReverseProxy and through the guard, the guard's p99 over the bare
-// proxy's, and their difference. (The guard's added p99 over the bare
+// proxy's, their difference, and the two p50s. (The guard's added p99 over the bare
 // proxy's added p99, each over direct, is not reported: on a loopback
 // upstream the bare proxy's added p99 is within the noise of direct's,
 // and the quotient with it.) It runs its rounds once whatever b.N.
@@ -191,7 +191,7 @@ func BenchmarkBodyLatency(b *testing.B) {
 			b.Run(fmt.Sprintf("size=%dKB/sessions=%d", size>>10, workers), func(b *testing.B) {
 				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, DisableCompression: true}}
 				defer client.CloseIdleConnections()
-				perRound, rounds := 64*max(1, workers/16), 4
+				perRound, rounds := 128*max(1, workers/32), 4
 				var lat [3][]time.Duration
 				for r := -1; r < rounds; r++ { // round -1 warms the connections
 					for k, base := range []string{up, bare, guarded} {
@@ -211,6 +211,8 @@ func BenchmarkBodyLatency(b *testing.B) {
 				b.ReportMetric(float64(gp.Microseconds()), "guard-p99-µs")
 				b.ReportMetric(float64(gp)/float64(bp), "guard/bare-p99")
 				b.ReportMetric(float64((gp - bp).Microseconds()), "guard-minus-bare-p99-µs")
+				b.ReportMetric(float64(pct(lat[1], 0.5).Microseconds()), "bare-p50-µs")
+				b.ReportMetric(float64(pct(lat[2], 0.5).Microseconds()), "guard-p50-µs")
 			})
 		}
 	}
