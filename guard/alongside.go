@@ -96,15 +96,27 @@ func (g *Guard) readCopy(c *call, r *http.Request, body []byte, err error) {
 
 // wait waits for c's request to be read (at once for a request read
 // before it was forwarded) and reports whether the call is observed. The
-// transport closes every request body, read or not, so the copy always
-// ends.
+// transport closes every request body, read or not, so the copy ends;
+// an upstream that answers before it has the whole body and then reads
+// no more of it could hold it back, so the wait is bounded by copyWait,
+// after which the call goes unobserved, as a request the guard cannot
+// read does.
 func (c *call) wait() bool {
 	if c.ready == nil {
 		return true
 	}
-	<-c.ready
-	return c.observed
+	t := time.NewTimer(copyWait)
+	defer t.Stop()
+	select {
+	case <-c.ready:
+		return c.observed
+	case <-t.C:
+		return false
+	}
 }
+
+// copyWait bounds how long an answer waits for its request's copy.
+const copyWait = 5 * time.Second
 
 // errCopyCut: the transport closed a request body before its end.
 var errCopyCut = errors.New("request body closed before its end")
