@@ -341,7 +341,7 @@ func (Anthropic) ContextError(text string) []byte {
 // — a key that is not one of the fields' exact names but matches one
 // case-insensitively, a known key twice, a value of another type than the
 // field's, invalid UTF-8 — and Request then reads the body the slow way,
-// so that both always agree (FuzzAnthropicRequestReaders).
+// so that both always agree (FuzzRequestReaders).
 func readAnthropic(body []byte) (*Request, bool) {
 	if !utf8.Valid(body) {
 		return nil, false

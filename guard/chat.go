@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"bagen-data/internal/jsonlex"
 	"bagen-data/rollout"
 )
 
@@ -47,6 +49,14 @@ type chatRequest struct {
 // Request reads the messages; tool calls are rendered into the assistant
 // text as the trajectories show them.
 func (Chat) Request(body []byte) (*Request, error) {
+	if r, ok := readChat(body); ok {
+		return r, nil
+	}
+	return decodeChat(body)
+}
+
+// decodeChat is Request read with encoding/json.
+func decodeChat(body []byte) (*Request, error) {
 	var w chatRequest
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, fmt.Errorf("chat completions request: %w", err)
@@ -354,4 +364,109 @@ func metadataSession(md map[string]json.RawMessage) string {
 		return after
 	}
 	return ""
+}
+
+// readChat reads a Chat Completions request with the house's JSON lexer,
+// as Request reads it with encoding/json; it reports false where
+// encoding/json could read the body otherwise (see readAnthropic), and
+// Request then reads it the slow way (FuzzRequestReaders).
+func readChat(body []byte) (*Request, bool) {
+	if !utf8.Valid(body) {
+		return nil, false
+	}
+	lx := &lexReader{ok: true}
+	lx.d.Reset(body)
+	r := &Request{}
+	var messages int
+	ok := lx.object(func(key string) bool {
+		switch key {
+		case "model":
+			r.Model = lx.str()
+		case "stream":
+			r.Stream = lx.boolean()
+		case "stream_options":
+			return lx.object(func(string) bool { r.AgentUsage = lx.boolean(); return true }, "include_usage")
+		case "metadata":
+			r.SessionID = lx.metadata()
+		case "tools":
+			r.Tools = lx.count() > 0
+		case "messages":
+			messages = lx.array(func() bool { return lx.chatMessage(r) })
+		}
+		return true
+	}, "model", "stream", "stream_options", "metadata", "tools", "messages")
+	lx.d.Finish()
+	if !ok || !lx.ok || lx.d.Err() != nil || messages == 0 {
+		return nil, false
+	}
+	return r, true
+}
+
+// chatMessage reads one message into r's items, as Request does.
+func (lx *lexReader) chatMessage(r *Request) bool {
+	var role string
+	var content []byte
+	var calls []chatToolCall
+	ok := lx.object(func(key string) bool {
+		switch key {
+		case "role":
+			role = lx.str()
+		case "content":
+			content = lx.d.Raw()
+		case "tool_calls":
+			if lx.d.Kind() == jsonlex.Null {
+				lx.d.Null()
+				return true
+			}
+			lx.array(func() bool {
+				c, ok := lx.chatToolCall()
+				calls = append(calls, c)
+				return ok
+			})
+		}
+		return true
+	}, "role", "content", "tool_calls")
+	text, tok := lexParts(content)
+	if !ok || !tok {
+		return false
+	}
+	if role == "assistant" {
+		r.Items = append(r.Items, rollout.GuardItem{Role: "assistant", Text: chatAssistant(text, calls)})
+		r.Echoed = r.Echoed[:0]
+		for _, c := range calls {
+			r.Echoed = appendID(r.Echoed, c.ID)
+		}
+		return true
+	}
+	if role == "developer" {
+		role = "system"
+	}
+	r.Items = append(r.Items, rollout.GuardItem{Role: role, Text: text})
+	return true
+}
+
+// chatToolCall reads one tool call of an assistant message.
+func (lx *lexReader) chatToolCall() (chatToolCall, bool) {
+	var c chatToolCall
+	ok := lx.object(func(key string) bool {
+		switch key {
+		case "index":
+			return lx.smallInt()
+		case "id":
+			c.ID = lx.str()
+		case "type":
+			c.Type = lx.str()
+		case "function":
+			return lx.object(func(key string) bool {
+				if key == "name" {
+					c.Function.Name = lx.str()
+				} else {
+					c.Function.Arguments = lx.str()
+				}
+				return true
+			}, "name", "arguments")
+		}
+		return true
+	}, "index", "id", "type", "function")
+	return c, ok
 }

@@ -109,6 +109,17 @@ func (lx *lexReader) metadata() string {
 	return metadataSession(map[string]json.RawMessage{"session_id": md["session_id"], "user_id": md["user_id"]})
 }
 
+// smallInt reads an integer of at most 18 digits, whose value no reader
+// here keeps; anything else clears ok.
+func (lx *lexReader) smallInt() bool {
+	raw := lx.d.Raw()
+	digits := strings.TrimPrefix(string(raw), "-")
+	if len(digits) == 0 || len(digits) > 18 || strings.Trim(digits, "0123456789") != "" {
+		return lx.fail()
+	}
+	return true
+}
+
 func (lx *lexReader) fail() bool {
 	lx.ok = false
 	return false

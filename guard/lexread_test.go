@@ -2,6 +2,7 @@ package guard
 
 import (
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,47 +25,82 @@ var anthropicSeeds = []string{
 	`{"model":"m","messages":[{"role":"user","content":"hi"}]} x`,
 }
 
-// checkReaders: where the lexer reads a body, encoding/json reads the same
+// chatSeeds are Chat Completions requests for the same checks.
+var chatSeeds = []string{
+	`{"model":"m","stream":true,"stream_options":{"include_usage":true},"metadata":{"session_id":"s"},"tools":[{"type":"function"}],"messages":[{"role":"developer","content":"d"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"x"}}]},{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"sh","arguments":"{\"c\":\"ls\"}"}}]},{"role":"tool","content":"out"}]}`,
+	`{"model":"m","messages":[{"role":"assistant","content":"x","tool_calls":null},{"role":"user"}]}`,
+	`{"model":"m","Stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+	`{"model":"m","messages":[{"role":"assistant","tool_calls":[{"index":1.5,"function":{"name":"a","arguments":"{}"}}]}]}`,
+	`{"model":"m","stream_options":null,"messages":[{"role":"user","content":"hi"}]}`,
+	`{"model":"m","messages":[{"role":"assistant","tool_calls":[{"function":null}]}]}`,
+	`{"model":"m","messages":[{"role":"user","content":{"a":1}}]}`,
+}
+
+// requestReaders pairs each codec's lexer reader with its encoding/json
+// reader.
+var requestReaders = []struct {
+	name  string
+	fast  func([]byte) (*Request, bool)
+	slow  func([]byte) (*Request, error)
+	seeds []string
+	// left is where in seeds the bodies the lexer must leave begin.
+	left int
+	real string
+}{
+	{"anthropic", readAnthropic, decodeAnthropic, anthropicSeeds, 3, "claude"},
+	{"chat", readChat, decodeChat, chatSeeds, 2, "qwen"},
+}
+
+// checkReaders: where a lexer reads a body, encoding/json reads the same
 // request from it.
 func checkReaders(t *testing.T, body []byte) {
-	fast, ok := readAnthropic(body)
-	if !ok {
-		return
-	}
-	slow, err := decodeAnthropic(body)
-	if err != nil {
-		t.Fatalf("%.200s: the lexer read it, encoding/json failed: %v", body, err)
-	}
-	if diff := cmp.Diff(slow, fast); diff != "" {
-		t.Fatalf("%.200s: lexer against encoding/json (-json +lexer):\n%s", body, diff)
-	}
-}
-
-func TestAnthropicReaders(t *testing.T) {
-	for _, s := range anthropicSeeds {
-		checkReaders(t, []byte(s))
-	}
-	real, err := os.ReadFile("testdata/requests/claude.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, body := range [][]byte{real, paddedClaudeRequest(t, 256<<10)} {
-		if _, ok := readAnthropic(body); !ok {
-			t.Errorf("the lexer left Claude Code's request (%d bytes) to encoding/json", len(body))
+	for _, rr := range requestReaders {
+		fast, ok := rr.fast(body)
+		if !ok {
+			continue
 		}
-		checkReaders(t, body)
-	}
-	for _, s := range anthropicSeeds[3:] {
-		if _, ok := readAnthropic([]byte(s)); ok {
-			t.Errorf("%s: the lexer read it, want it left to encoding/json", s)
+		slow, err := rr.slow(body)
+		if err != nil {
+			t.Fatalf("%s: %.200s: the lexer read it, encoding/json failed: %v", rr.name, body, err)
+		}
+		if diff := cmp.Diff(slow, fast); diff != "" {
+			t.Fatalf("%s: %.200s: lexer against encoding/json (-json +lexer):\n%s", rr.name, body, diff)
 		}
 	}
 }
 
-// FuzzAnthropicRequestReaders: the lexer and encoding/json never read a
-// body two ways.
-func FuzzAnthropicRequestReaders(f *testing.F) {
-	for _, s := range anthropicSeeds {
+func TestRequestReaders(t *testing.T) {
+	for _, rr := range requestReaders {
+		real, err := os.ReadFile("testdata/requests/" + rr.real + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies := [][]byte{real}
+		if rr.name == "anthropic" {
+			bodies = append(bodies, paddedClaudeRequest(t, 256<<10))
+		}
+		for _, s := range rr.seeds[:rr.left] {
+			bodies = append(bodies, []byte(s))
+		}
+		for _, body := range bodies {
+			if _, ok := rr.fast(body); !ok {
+				t.Errorf("%s: the lexer left %.100s (%d bytes) to encoding/json", rr.name, body, len(body))
+			}
+			checkReaders(t, body)
+		}
+		for _, s := range rr.seeds[rr.left:] {
+			checkReaders(t, []byte(s))
+			if _, ok := rr.fast([]byte(s)); ok {
+				t.Errorf("%s: %s: the lexer read it, want it left to encoding/json", rr.name, s)
+			}
+		}
+	}
+}
+
+// FuzzRequestReaders: a lexer and encoding/json never read a body two
+// ways.
+func FuzzRequestReaders(f *testing.F) {
+	for _, s := range append(slices.Clone(anthropicSeeds), chatSeeds...) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(checkReaders)
