@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"bagen-data/internal/jsonlex"
 	"bagen-data/rollout"
@@ -343,35 +342,25 @@ func (Anthropic) ContextError(text string) []byte {
 // field's, invalid UTF-8 — and Request then reads the body the slow way,
 // so that both always agree (FuzzRequestReaders).
 func readAnthropic(body []byte) (*Request, bool) {
-	if !utf8.Valid(body) {
+	lx, ok := newLexReader(body)
+	if !ok {
 		return nil, false
 	}
-	lx := &lexReader{ok: true}
-	lx.d.Reset(body)
 	r := &Request{}
 	var system []byte
 	var messages int
-	ok := lx.object(func(key string) bool {
+	ok = lx.object(func(key string) bool {
 		switch key {
-		case "model":
-			r.Model = lx.str()
-		case "stream":
-			r.Stream = lx.boolean()
 		case "system":
 			system = lx.d.Raw()
-		case "metadata":
-			r.SessionID = lx.metadata()
-		case "tools":
-			r.Tools = lx.count() > 0
 		case "messages":
 			messages = lx.array(func() bool { return lx.anthropicMessage(r) })
 		default:
-			return false
+			return lx.requestField(r, key)
 		}
 		return true
 	}, "model", "stream", "system", "metadata", "tools", "messages")
-	lx.d.Finish()
-	if !ok || !lx.ok || lx.d.Err() != nil || messages == 0 {
+	if !lx.end(ok) || messages == 0 {
 		return nil, false
 	}
 	if sys, ok := lexParts(system); !ok {

@@ -2,7 +2,6 @@ package guard
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -151,19 +150,8 @@ func bodyServers(b *testing.B) (up, bare, guarded string) {
 	proxy := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }, Transport: transport(nil)}
 	bareSrv := &http.Server{Handler: proxy}
 	bare = serveBench(b, bareSrv.Serve, bareSrv.Close)
-	g, err := New(Config{Upstream: up})
-	if err != nil {
-		b.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Serve(ctx, l) }()
-	b.Cleanup(func() { cancel(); <-done })
-	return up, bare, "http://" + l.Addr().String()
+	r := startReplica(b, Config{Upstream: up})
+	return up, bare, "http://" + r.addr
 }
 
 func serveBench(b *testing.B, serve func(net.Listener) error, close func() error) string {

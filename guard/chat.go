@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"bagen-data/internal/jsonlex"
 	"bagen-data/rollout"
@@ -371,32 +370,24 @@ func metadataSession(md map[string]json.RawMessage) string {
 // encoding/json could read the body otherwise (see readAnthropic), and
 // Request then reads it the slow way (FuzzRequestReaders).
 func readChat(body []byte) (*Request, bool) {
-	if !utf8.Valid(body) {
+	lx, ok := newLexReader(body)
+	if !ok {
 		return nil, false
 	}
-	lx := &lexReader{ok: true}
-	lx.d.Reset(body)
 	r := &Request{}
 	var messages int
-	ok := lx.object(func(key string) bool {
+	ok = lx.object(func(key string) bool {
 		switch key {
-		case "model":
-			r.Model = lx.str()
-		case "stream":
-			r.Stream = lx.boolean()
 		case "stream_options":
 			return lx.object(func(string) bool { r.AgentUsage = lx.boolean(); return true }, "include_usage")
-		case "metadata":
-			r.SessionID = lx.metadata()
-		case "tools":
-			r.Tools = lx.count() > 0
 		case "messages":
 			messages = lx.array(func() bool { return lx.chatMessage(r) })
+		default:
+			return lx.requestField(r, key)
 		}
 		return true
 	}, "model", "stream", "stream_options", "metadata", "tools", "messages")
-	lx.d.Finish()
-	if !ok || !lx.ok || lx.d.Err() != nil || messages == 0 {
+	if !lx.end(ok) || messages == 0 {
 		return nil, false
 	}
 	return r, true

@@ -3,6 +3,7 @@ package guard
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"bagen-data/internal/jsonlex"
 )
@@ -14,6 +15,42 @@ import (
 type lexReader struct {
 	d  jsonlex.Decoder
 	ok bool
+}
+
+// newLexReader starts reading body; false for a body that is not valid
+// UTF-8 (encoding/json reads its invalid bytes as U+FFFD).
+func newLexReader(body []byte) (*lexReader, bool) {
+	if !utf8.Valid(body) {
+		return nil, false
+	}
+	lx := &lexReader{ok: true}
+	lx.d.Reset(body)
+	return lx, true
+}
+
+// end reports whether the whole body was read: ok, the top-level object's
+// reading, and nothing but whitespace after it.
+func (lx *lexReader) end(ok bool) bool {
+	lx.d.Finish()
+	return ok && lx.ok && lx.d.Err() == nil
+}
+
+// requestField reads a top-level field every codec's request has the
+// same way: model, stream, metadata (the session), tools (whether any).
+func (lx *lexReader) requestField(r *Request, key string) bool {
+	switch key {
+	case "model":
+		r.Model = lx.str()
+	case "stream":
+		r.Stream = lx.boolean()
+	case "metadata":
+		r.SessionID = lx.metadata()
+	case "tools":
+		r.Tools = lx.count() > 0
+	default:
+		return false
+	}
+	return true
 }
 
 // object reads an object, calling field for each key that is exactly one

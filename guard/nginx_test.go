@@ -120,7 +120,7 @@ type replica struct {
 	done chan error
 }
 
-func startReplica(t *testing.T, cfg Config) *replica {
+func startReplica(t testing.TB, cfg Config) *replica {
 	t.Helper()
 	cfg.DrainTimeout = 10 * time.Second
 	g, err := New(cfg)
@@ -140,7 +140,7 @@ func startReplica(t *testing.T, cfg Config) *replica {
 
 // kill shuts the replica down as SIGTERM does: its listener closes, the
 // requests in flight finish, its running estimates are recorded.
-func (r *replica) kill(t *testing.T) {
+func (r *replica) kill(t testing.TB) {
 	if r.stop == nil {
 		return
 	}
