@@ -119,14 +119,14 @@ func runGuard(c *ucli.Context) error {
 	return g.Serve(ctx, l)
 }
 
-// guardFields are the Config fields a flag of the guard sets, by flag.
+// guardFields are the guard's flags, by the Config field each sets.
 var guardFields = map[string]string{"Upstream": "upstream", "Budget": "budget", "Every": "every",
 	"EstimateFrom": "estimate-from", "EstimateTimeout": "estimate-timeout", "MaxBody": "max-body",
 	"DrainTimeout": "drain-timeout", "WarnAt": "warn-at", "BudgetUSD": "budget-usd", "Loop": "loop"}
 
 // guardFlagNames speaks of the flags where guard.Config's errors name
 // its fields ("MaxBody: …" is "max-body: …", which dashFlags makes
-// "--max-body: …").
+// "--max-body: …"); the error still wraps err.
 func guardFlagNames(err error) error {
 	lines := strings.Split(err.Error(), "\n")
 	for i, l := range lines {
@@ -135,8 +135,17 @@ func guardFlagNames(err error) error {
 			lines[i] = flag + strings.Replace(l[len(field):], "needs Prices", "needs --prices FILE", 1)
 		}
 	}
-	return errors.New(strings.Join(lines, "\n"))
+	return &renamedError{msg: strings.Join(lines, "\n"), err: err}
 }
+
+// renamedError is err said in other words.
+type renamedError struct {
+	msg string
+	err error
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }
 
 func guardConfig(c *ucli.Context) (guard.Config, error) {
 	var errs []error
