@@ -45,9 +45,8 @@
 //	page.go        the live page (page.html) and /sessions.json
 //	codec.go       Codec, the interface of a wire format, and its values
 //	chat.go, responses.go, anthropic.go: one codec per wire format
-//	lexread.go     reading a request with internal/jsonlex, for the codecs'
-//	               fast readers (anthropic.go's, chat.go's), encoding/json
-//	               the fallback
+//	lexread.go     reading a request with internal/jsonlex, for each codec's
+//	               fast reader, encoding/json the fallback
 //	sse.go         reading an event stream as it is relayed
 //	accounting.go  the note on an estimator's own accounting
 //	flock_*.go     a ledger file's lock per platform

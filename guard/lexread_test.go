@@ -36,6 +36,16 @@ var chatSeeds = []string{
 	`{"model":"m","messages":[{"role":"user","content":{"a":1}}]}`,
 }
 
+// responsesSeeds are Responses requests for the same checks.
+var responsesSeeds = []string{
+	`{"model":"m","instructions":"i","store":false,"previous_response_id":"r1","input":[{"type":"message","role":"developer","content":[{"type":"input_text","text":"d"}]},{"type":"reasoning","id":"rs_1"},{"type":"message","id":"msg_1","role":"assistant","content":null},{"type":"function_call","id":"fc_1","call_id":"c1","name":"sh","arguments":"{\"c\":1}"},{"type":"function_call_output","call_id":"c1","output":"ok"},{"type":"custom_tool_call","call_id":"c2","name":"apply_patch","input":"x"},{"type":"custom_tool_call_output","call_id":"c2","output":[{"type":"input_text","text":"done"}]},{"type":"local_shell_call","call_id":"c3","action":{"command":["ls"]}}]}`,
+	`{"model":"m","stream":true,"input":"just this"}`,
+	`{"model":"m","store":null,"input":"x"}`,
+	`{"model":"m","input":null}`,
+	`{"model":"m","input":[{"type":"message","Role":"user","content":"x"}]}`,
+	`{"model":"m"}`,
+}
+
 // requestReaders pairs each codec's lexer reader with its encoding/json
 // reader.
 var requestReaders = []struct {
@@ -49,6 +59,7 @@ var requestReaders = []struct {
 }{
 	{"anthropic", readAnthropic, decodeAnthropic, anthropicSeeds, 3, "claude"},
 	{"chat", readChat, decodeChat, chatSeeds, 2, "qwen"},
+	{"responses", readResponses, decodeResponses, responsesSeeds, 2, "codex"},
 }
 
 // checkReaders: where a lexer reads a body, encoding/json reads the same
@@ -100,7 +111,7 @@ func TestRequestReaders(t *testing.T) {
 // FuzzRequestReaders: a lexer and encoding/json never read a body two
 // ways.
 func FuzzRequestReaders(f *testing.F) {
-	for _, s := range append(slices.Clone(anthropicSeeds), chatSeeds...) {
+	for _, s := range slices.Concat(anthropicSeeds, chatSeeds, responsesSeeds) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(checkReaders)
