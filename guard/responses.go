@@ -142,9 +142,9 @@ func (lx *lexReader) responsesInput(r *Request) []rollout.GuardItem {
 		if !lx.responsesItem(&it) {
 			return false
 		}
-		item, keep := responsesNorm(it)
-		if !keep {
-			return true
+		item, keep, ok := lexResponsesNorm(it)
+		if !ok || !keep {
+			return ok
 		}
 		if item.Role == "assistant" {
 			if !prevAssistant {
@@ -157,6 +157,21 @@ func (lx *lexReader) responsesInput(r *Request) []rollout.GuardItem {
 		return true
 	})
 	return out
+}
+
+// lexResponsesNorm is responsesNorm with a message's content read by the
+// lexer (lexParts); ok is false where that reading might differ.
+func lexResponsesNorm(it responsesItem) (item rollout.GuardItem, keep, ok bool) {
+	if it.Type != "" && it.Type != "message" {
+		item, keep = responsesNorm(it)
+		return item, keep, true
+	}
+	text, ok := lexParts(it.Content)
+	role := it.Role
+	if role == "developer" {
+		role = "system"
+	}
+	return rollout.GuardItem{Role: role, Text: text}, role != "", ok
 }
 
 // responsesItem reads one input item's fields.
