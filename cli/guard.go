@@ -8,12 +8,12 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
 	predict "bagen-data/eval/prediction"
 	"bagen-data/guard"
+	"bagen-data/internal/httpd"
 	"bagen-data/probes"
 )
 
@@ -71,22 +71,22 @@ to the network.`,
 		&ucli.StringFlag{Name: "estimator-model", Usage: "estimator model `NAME`"},
 		estimatorAccountingFlag,
 		&ucli.Int64Flag{Name: "budget", Usage: "session token budget (default: the task's; swebench has none)"},
-		&ucli.StringFlag{Name: "task", Value: "swebench", Usage: "probe preset `NAME`: sokoban, searchr1, swebench or warehouse"},
-		&ucli.IntFlag{Name: "every", Value: 1, Usage: "estimate after every `N`th turn"},
-		&ucli.IntFlag{Name: "estimate-from", Value: 1, Usage: "first estimate after turn `K` (then every --every turns)"},
+		&ucli.StringFlag{Name: "task", Value: guard.DefaultTask, Usage: "probe preset `NAME`: sokoban, searchr1, swebench or warehouse"},
+		&ucli.IntFlag{Name: "every", Value: guard.DefaultEvery, Usage: "estimate after every `N`th turn"},
+		&ucli.IntFlag{Name: "estimate-from", Value: guard.DefaultEstimateFrom, Usage: "first estimate after turn `K` (then every --every turns)"},
 		tokenizerFlag,
 		&ucli.StringFlag{Name: "policy", Value: "log", Usage: "log, warn or stop"},
-		&ucli.StringFlag{Name: "warn-at", Value: "80,90,100", Usage: "warn once at each `PERCENTS` of the budget (comma-separated; none: never)"},
+		&ucli.StringFlag{Name: "warn-at", Value: guard.FormatWarnAt(guard.DefaultWarnAt), Usage: "warn once at each `PERCENTS` of the budget (comma-separated; none: never)"},
 		&ucli.StringFlag{Name: "prices", Usage: "prices `FILE`: lines of MODEL-GLOB INPUT CACHED_INPUT OUTPUT, $ per million tokens"},
 		&ucli.Float64Flag{Name: "budget-usd", Usage: "session budget in `DOLLARS` (needs --prices; with --budget, whichever is crossed first)"},
 		&ucli.IntFlag{Name: "loop", Usage: "stop (warn under --policy warn) a run repeating a tool call or receiving the same tool result `N` times in a row (0: off)"},
 		&ucli.StringFlag{Name: "stop-as", Value: "auto", Usage: "how a stop reaches the agent: auto, message or context-limit"},
 		&ucli.BoolFlag{Name: "wait", Usage: "hold a run's next request until the previous turn's estimate is in"},
-		&ucli.DurationFlag{Name: "estimate-timeout", Value: 30 * time.Second, Usage: "limit on one estimate, retries included"},
+		&ucli.DurationFlag{Name: "estimate-timeout", Value: guard.DefaultEstimateTimeout, Usage: "limit on one estimate, retries included"},
 		&ucli.StringFlag{Name: "ledger", Usage: "append every run to `DIR` (one JSONL file per session)"},
-		&ucli.Int64Flag{Name: "max-body", Value: 32 << 20, Usage: "largest request body in `BYTES`"},
+		&ucli.Int64Flag{Name: "max-body", Value: guard.DefaultMaxBody, Usage: "largest request body in `BYTES`"},
 		&ucli.StringSliceFlag{Name: "redact-header", Usage: "header `NAME` never written anywhere (repeatable; the guard records no header but User-Agent)"},
-		&ucli.DurationFlag{Name: "drain-timeout", Aliases: []string{"shutdown-timeout"}, Value: 5 * time.Minute, Usage: "`DURATION` limit on the streams in flight after SIGTERM"},
+		&ucli.DurationFlag{Name: "drain-timeout", Aliases: []string{"shutdown-timeout"}, Value: guard.DefaultDrainTimeout, Usage: "`DURATION` limit on the streams in flight after SIGTERM"},
 	},
 	Action: runGuard,
 }
@@ -94,7 +94,7 @@ to the network.`,
 func runGuard(c *ucli.Context) error {
 	cfg, err := guardConfig(c)
 	if err != nil {
-		return dashFlags("guard", c.Command.Flags, err)
+		return dashFlags("guard", c.Command.Flags, guardFlagNames(err))
 	}
 	cfg.Logf = func(format string, args ...any) {
 		fmt.Fprintf(c.App.ErrWriter, "bagen-data guard: "+format+"\n", args...)
@@ -116,14 +116,43 @@ func runGuard(c *ucli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return g.Serve(ctx, l, c.Duration("drain-timeout"))
+	return g.Serve(ctx, l)
 }
+
+// guardFields are the guard's flags, by the Config field each sets.
+var guardFields = map[string]string{"Upstream": "upstream", "Budget": "budget", "Every": "every",
+	"EstimateFrom": "estimate-from", "EstimateTimeout": "estimate-timeout", "MaxBody": "max-body",
+	"DrainTimeout": "drain-timeout", "WarnAt": "warn-at", "BudgetUSD": "budget-usd", "Loop": "loop"}
+
+// guardFlagNames speaks of the flags where guard.Config's errors name
+// its fields ("MaxBody: …" is "max-body: …", which dashFlags makes
+// "--max-body: …"); the error still wraps err.
+func guardFlagNames(err error) error {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		field := l[:strings.IndexFunc(l+":", func(r rune) bool { return r == ':' || r == ' ' || r == '[' })]
+		if flag, ok := guardFields[field]; ok {
+			lines[i] = flag + strings.Replace(l[len(field):], "needs Prices", "needs --prices FILE", 1)
+		}
+	}
+	return &renamedError{msg: strings.Join(lines, "\n"), err: err}
+}
+
+// renamedError is err said in other words.
+type renamedError struct {
+	msg string
+	err error
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }
 
 func guardConfig(c *ucli.Context) (guard.Config, error) {
 	var errs []error
 	cfg := guard.Config{Upstream: c.String("upstream"), Budget: c.Int64("budget"), Every: c.Int("every"), EstimateFrom: c.Int("estimate-from"),
 		Wait: c.Bool("wait"), EstimateTimeout: c.Duration("estimate-timeout"), Ledger: c.String("ledger"),
-		MaxBody: c.Int64("max-body"), RedactHeaders: c.StringSlice("redact-header")}
+		Limits:        httpd.Limits{MaxBody: c.Int64("max-body"), DrainTimeout: c.Duration("drain-timeout")},
+		RedactHeaders: c.StringSlice("redact-header")}
 	var err error
 	if cfg.Policy, err = guard.ParsePolicy(c.String("policy")); err != nil {
 		errs = append(errs, err)
@@ -134,19 +163,10 @@ func guardConfig(c *ucli.Context) (guard.Config, error) {
 	if cfg.Task, err = probes.LookupTask(c.String("task")); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Int("every") < 1 {
-		errs = append(errs, fmt.Errorf("every: want ≥ 1, got %d", c.Int("every")))
-	}
-	if c.Int("estimate-from") < 1 {
-		errs = append(errs, fmt.Errorf("estimate-from: want ≥ 1, got %d", c.Int("estimate-from")))
-	}
 	if t, _, err := openCounter(c); err != nil {
 		errs = append(errs, err)
 	} else if t != nil {
 		cfg.Counter = t
-	}
-	if c.Int64("max-body") < 1 {
-		errs = append(errs, fmt.Errorf("max-body: want ≥ 1, got %d", c.Int64("max-body")))
 	}
 	if u, ok := strings.CutPrefix(c.String("estimator"), "baseline:"); ok {
 		cfg.ForecastStart = true // it answers a probe after turn 0
@@ -168,10 +188,7 @@ func guardConfig(c *ucli.Context) (guard.Config, error) {
 	if cfg.Policy != guard.Log && cfg.Estimator == nil && cfg.Budget == 0 && cfg.BudgetUSD == 0 && cfg.Loop == 0 {
 		errs = append(errs, fmt.Errorf("policy %s: needs --estimator, --budget, --budget-usd or --loop", cfg.Policy))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return cfg, err
-	}
-	return cfg, cfg.Validate()
+	return cfg, errors.Join(append(errs, cfg.Validate())...)
 }
 
 // guardPolicyConfig reads the budget policies' flags: --warn-at,
@@ -188,14 +205,5 @@ func guardPolicyConfig(c *ucli.Context, cfg *guard.Config) []error {
 		}
 	}
 	cfg.BudgetUSD, cfg.Loop = c.Float64("budget-usd"), c.Int("loop")
-	if cfg.Loop < 0 {
-		errs = append(errs, fmt.Errorf("loop: want ≥ 0, got %d", cfg.Loop))
-	}
-	if !(cfg.BudgetUSD >= 0) {
-		errs = append(errs, fmt.Errorf("budget-usd: want ≥ 0, got %v", cfg.BudgetUSD))
-	}
-	if cfg.BudgetUSD > 0 && c.String("prices") == "" {
-		errs = append(errs, errors.New("budget-usd: needs --prices FILE"))
-	}
 	return errs
 }

@@ -16,12 +16,12 @@ import (
 
 // TestGuardFlags: every bad flag is reported at once, by name.
 func TestGuardFlags(t *testing.T) {
-	_, err := run(t, "guard", "--upstream", "ftp://x", "--policy", "halt", "--stop-as", "crash", "--every", "0", "--task", "chess")
+	_, err := run(t, "guard", "--upstream", "ftp://x", "--policy", "halt", "--stop-as", "crash", "--every", "-1", "--task", "chess")
 	want := []string{
 		`policy: want log, warn or stop, got "halt"`,
 		`stop-as: want auto, message or context-limit, got "crash"`,
 		`task "chess": want one of searchr1, sokoban, swebench, warehouse`,
-		"every: want ≥ 1, got 0",
+		"--every: want ≥ 0, got -1",
 	}
 	for _, w := range want {
 		if err == nil || !strings.Contains(err.Error(), w) {

@@ -81,17 +81,7 @@ func TestAgentsSubagent(t *testing.T) {
 	if len(sub) != len(script.Sub) {
 		t.Fatalf("the stand-in saw %d subagent calls, want %d", len(sub), len(script.Sub))
 	}
-	var child, parent *Session
-	r.guard.sessions.mu.Lock()
-	for e := r.guard.sessions.lru.Front(); e != nil; e = e.Next() {
-		if s := e.Value.(*Session); s.Parent != "" {
-			child = s
-		}
-	}
-	if child != nil {
-		parent = child.root
-	}
-	r.guard.sessions.mu.Unlock()
+	child, parent := heldChild(r.guard)
 	if child == nil || parent == nil || child.Parent != parent.ID {
 		t.Fatalf("no child session with its parent held (child %v)", child)
 	}
@@ -115,4 +105,19 @@ func TestAgentsSubagent(t *testing.T) {
 	if !found {
 		t.Errorf("no trajectory holds the subagent's two turns alone")
 	}
+}
+
+// heldChild is a child session g holds, and its family's top session.
+func heldChild(g *Guard) (child, parent *Session) {
+	g.sessions.mu.Lock()
+	defer g.sessions.mu.Unlock()
+	for e := g.sessions.lru.Front(); e != nil; e = e.Next() {
+		if s := e.Value.(*Session); s.Parent != "" {
+			child = s
+		}
+	}
+	if child != nil {
+		parent = child.root
+	}
+	return child, parent
 }

@@ -2,7 +2,6 @@ package guard
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io/fs"
 	"net/http/httptest"
@@ -13,13 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"bagen-data/internal/testenv"
-
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/eval/prediction"
 	"bagen-data/internal/agenttest"
 	"bagen-data/internal/ollamatest"
+	"bagen-data/internal/testenv"
 	"bagen-data/rollout"
 )
 
@@ -71,22 +69,7 @@ func (r *guardRun) close() {
 // trajectories reads the ledger as bagen-data convert does.
 func (r *guardRun) trajectories(t *testing.T) []rollout.Trajectory {
 	t.Helper()
-	srcs, err := rollout.Expand([]string{r.ledger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []rollout.Trajectory
-	for _, src := range srcs {
-		err := rollout.Scan(context.Background(), src, func(rec rollout.Record) error {
-			tr, err := rollout.Decode(rec)
-			out = append(out, tr)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
+	return decodeLedger(t, r.ledger)
 }
 
 // run is the main trajectory: the one whose turns offered tools.

@@ -367,19 +367,27 @@ func BenchmarkAddedLatencySequential(b *testing.B) {
 	reportAdded(b, direct, guarded, "call")
 }
 
-// BenchmarkReadRealRequest: the guard's reading of the request Claude Code
-// sent for its second turn (49 KB): decode, normalize, hash.
+// BenchmarkReadRealRequest: the guard's reading of the request each CLI
+// sent for its second turn (testdata/requests; Claude Code's is 49 KB):
+// decode, normalize, hash.
 func BenchmarkReadRealRequest(b *testing.B) {
-	body, err := os.ReadFile("testdata/requests/claude.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(body)))
-	for i := 0; i < b.N; i++ {
-		r, err := Anthropic{}.Request(body)
+	for _, rc := range []struct {
+		file  string
+		codec Codec
+	}{{"claude", Anthropic{}}, {"codex", Responses{}}, {"qwen", Chat{}}} {
+		body, err := os.ReadFile("testdata/requests/" + rc.file + ".json")
 		if err != nil {
 			b.Fatal(err)
 		}
-		prefixHashes(r.Items)
+		b.Run(rc.file, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				r, err := rc.codec.Request(body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				prefixHashes(r.Items)
+			}
+		})
 	}
 }

@@ -32,22 +32,35 @@ func ParseWarnAt(s string) ([]float64, error) {
 	return out, nil
 }
 
+// FormatWarnAt writes shares as ParseWarnAt reads them: "80,90,100";
+// "none" for no thresholds.
+func FormatWarnAt(at []float64) string {
+	if len(at) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(at))
+	for i, v := range at {
+		parts[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
+}
+
 // validatePolicy checks the fields of the budget policies.
 func (c Config) validatePolicy() []error {
 	var errs []error
 	for i, v := range c.WarnAt {
 		if math.IsNaN(v) || v <= 0 || v > 1000 {
-			errs = append(errs, fmt.Errorf("warn at[%d]: want a percentage in (0, 1000], got %v", i, v))
+			errs = append(errs, fmt.Errorf("WarnAt[%d]: want a percentage in (0, 1000], got %v", i, v))
 		}
 	}
 	if math.IsNaN(c.BudgetUSD) || c.BudgetUSD < 0 {
-		errs = append(errs, fmt.Errorf("budget usd: want ≥ 0, got %v", c.BudgetUSD))
+		errs = append(errs, fmt.Errorf("BudgetUSD: want ≥ 0, got %v", c.BudgetUSD))
 	}
 	if c.BudgetUSD > 0 && c.Prices == nil {
-		errs = append(errs, errors.New("budget usd: needs prices (--prices FILE)"))
+		errs = append(errs, errors.New("BudgetUSD: needs Prices"))
 	}
 	if c.Loop < 0 {
-		errs = append(errs, fmt.Errorf("loop: want ≥ 0, got %d", c.Loop))
+		errs = append(errs, fmt.Errorf("Loop: want ≥ 0, got %d", c.Loop))
 	}
 	return errs
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"bagen-data/internal/jsonlex"
 	"bagen-data/internal/openai"
 	"bagen-data/rollout"
 )
@@ -27,6 +28,14 @@ type (
 // Request reads the messages; tool calls are rendered into the assistant
 // text as the trajectories show them.
 func (Chat) Request(body []byte) (*Request, error) {
+	if r, ok := readChat(body); ok {
+		return r, nil
+	}
+	return decodeChat(body)
+}
+
+// decodeChat is Request read with encoding/json.
+func decodeChat(body []byte) (*Request, error) {
 	var w chatRequest
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, fmt.Errorf("chat completions request: %w", err)
@@ -312,4 +321,101 @@ func metadataSession(md map[string]json.RawMessage) string {
 		return after
 	}
 	return ""
+}
+
+// readChat reads a Chat Completions request with the house's JSON lexer,
+// as Request reads it with encoding/json; it reports false where
+// encoding/json could read the body otherwise (see readAnthropic), and
+// Request then reads it the slow way (FuzzRequestReaders).
+func readChat(body []byte) (*Request, bool) {
+	lx, ok := newLexReader(body)
+	if !ok {
+		return nil, false
+	}
+	r := &Request{}
+	var messages int
+	ok = lx.object(func(key string) bool {
+		switch key {
+		case "stream_options":
+			return lx.object(func(string) bool { r.AgentUsage = lx.boolean(); return true }, "include_usage")
+		case "messages":
+			messages = lx.array(func() bool { return lx.chatMessage(r) })
+		default:
+			return lx.requestField(r, key)
+		}
+		return true
+	}, "model", "stream", "stream_options", "metadata", "tools", "messages")
+	if !lx.end(ok) || messages == 0 {
+		return nil, false
+	}
+	return r, true
+}
+
+// chatMessage reads one message into r's items, as Request does.
+func (lx *lexReader) chatMessage(r *Request) bool {
+	var role string
+	var content []byte
+	var calls []openai.ToolCall
+	ok := lx.object(func(key string) bool {
+		switch key {
+		case "role":
+			role = lx.str()
+		case "content":
+			content = lx.d.Raw()
+		case "tool_calls":
+			if lx.d.Kind() == jsonlex.Null {
+				lx.d.Null()
+				return true
+			}
+			lx.array(func() bool {
+				c, ok := lx.chatToolCall()
+				calls = append(calls, c)
+				return ok
+			})
+		}
+		return true
+	}, "role", "content", "tool_calls")
+	text, tok := lexParts(content)
+	if !ok || !tok {
+		return false
+	}
+	if role == "assistant" {
+		r.Items = append(r.Items, rollout.Message{Role: "assistant", Content: chatAssistant(text, calls)})
+		r.Echoed = r.Echoed[:0]
+		for _, c := range calls {
+			r.Echoed = appendID(r.Echoed, c.ID)
+		}
+		return true
+	}
+	if role == "developer" {
+		role = "system"
+	}
+	r.Items = append(r.Items, rollout.Message{Role: role, Content: text})
+	return true
+}
+
+// chatToolCall reads one tool call of an assistant message.
+func (lx *lexReader) chatToolCall() (openai.ToolCall, bool) {
+	var c openai.ToolCall
+	ok := lx.object(func(key string) bool {
+		switch key {
+		case "index":
+			return lx.smallInt()
+		case "id":
+			c.ID = lx.str()
+		case "type":
+			c.Type = lx.str()
+		case "function":
+			return lx.object(func(key string) bool {
+				if key == "name" {
+					c.Function.Name = lx.str()
+				} else {
+					c.Function.Arguments = lx.str()
+				}
+				return true
+			}, "name", "arguments")
+		}
+		return true
+	}, "index", "id", "type", "function")
+	return c, ok
 }

@@ -66,7 +66,7 @@ func verdict(response string) (string, *[2]int64) {
 func (g *Guard) estimate(s *Session, k int, prompt []rollout.Message, spent int64, usd float64, done chan struct{}) {
 	defer close(done)
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(g.ctx, g.cfg.estimateBudget())
+	ctx, cancel := context.WithTimeout(g.ctx, g.cfg.EstimateTimeout)
 	defer cancel()
 	p, err := g.est.Estimate(ctx, s.ID+dataset.ProbeSuffix+strconv.Itoa(k), prompt)
 	e := rollout.GuardEstimate{Event: "estimate", Session: s.ID, Time: g.stamp(), AfterTurn: k, LatencyMS: ms(time.Since(start))}
@@ -149,7 +149,7 @@ func (g *Guard) awaitEstimate(ctx context.Context, s *Session) {
 	if done == nil {
 		return
 	}
-	t := time.NewTimer(g.cfg.estimateBudget())
+	t := time.NewTimer(g.cfg.EstimateTimeout)
 	defer t.Stop()
 	select {
 	case <-done:

@@ -611,21 +611,7 @@ func TestLedgerReadsAsTrajectory(t *testing.T) {
 			history = agentNext(t, history, got)
 		}
 	}
-	srcs, err := rollout.Expand([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var trajs []rollout.Trajectory
-	for _, src := range srcs {
-		err := rollout.Scan(context.Background(), src, func(rec rollout.Record) error {
-			tr, err := rollout.Decode(rec)
-			trajs = append(trajs, tr)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	trajs := decodeLedger(t, dir)
 	if len(trajs) != 1 {
 		t.Fatalf("%d trajectories, want 1", len(trajs))
 	}
@@ -654,6 +640,28 @@ func TestLedgerReadsAsTrajectory(t *testing.T) {
 	if diff := cmp.Diff(trajs[0].Extra.Guard, back.Extra.Guard); diff != "" {
 		t.Errorf("metadata.guard round trip (-want +got):\n%s", diff)
 	}
+}
+
+// decodeLedger reads a ledger directory as convert does: one trajectory
+// per session file.
+func decodeLedger(t *testing.T, dir string) []rollout.Trajectory {
+	t.Helper()
+	srcs, err := rollout.Expand([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trajs []rollout.Trajectory
+	for _, src := range srcs {
+		err := rollout.Scan(context.Background(), src, func(rec rollout.Record) error {
+			tr, err := rollout.Decode(rec)
+			trajs = append(trajs, tr)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return trajs
 }
 
 func jsonNum(f float64) string {

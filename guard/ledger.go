@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"bagen-data/rollout"
 )
@@ -343,3 +344,49 @@ func (st *ledgerState) spent() int64 {
 	}
 	return n
 }
+
+// record shows events on the live page and appends them to the
+// session's ledger file; a failure is counted and logged, never passed to
+// the agent.
+//
+// A session's file starts with its first answered turn: the events
+// before it (the session event, failed and side calls) wait in memory,
+// at most maxHeld of them, so that every file in a ledger reads as a
+// trajectory.
+func (g *Guard) record(s *Session, events ...any) {
+	s.mu.Lock()
+	s.page.see(events)
+	s.mu.Unlock()
+	if g.ledger == nil {
+		return
+	}
+	s.mu.Lock()
+	if !s.written {
+		turn := false
+		for _, e := range events {
+			if c, ok := e.(rollout.GuardCall); ok && c.Turn > 0 {
+				turn = true
+			}
+		}
+		if !turn {
+			s.held = append(s.held, events...)
+			if n := len(s.held); n > maxHeld {
+				s.held = append(s.held[:1:1], s.held[n-maxHeld+1:]...) // keep the session event
+			}
+			s.mu.Unlock()
+			return
+		}
+		events = append(s.held, events...)
+		s.held, s.written = nil, true
+	}
+	s.mu.Unlock()
+	if err := g.ledger.append(s.ID, events...); err != nil {
+		g.metrics.ledgerErrors.Inc()
+		g.logf("%v", err)
+	}
+}
+
+// maxHeld bounds the events held for a session without a turn yet.
+const maxHeld = 16
+
+func (g *Guard) stamp() string { return g.cfg.Now().UTC().Format(time.RFC3339Nano) }

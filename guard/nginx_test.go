@@ -120,8 +120,9 @@ type replica struct {
 	done chan error
 }
 
-func startReplica(t *testing.T, cfg Config) *replica {
+func startReplica(t testing.TB, cfg Config) *replica {
 	t.Helper()
+	cfg.DrainTimeout = 10 * time.Second
 	g, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -132,14 +133,14 @@ func startReplica(t *testing.T, cfg Config) *replica {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{g: g, addr: l.Addr().String(), stop: cancel, done: make(chan error, 1)}
-	go func() { r.done <- g.Serve(ctx, l, 10*time.Second) }()
+	go func() { r.done <- g.Serve(ctx, l) }()
 	t.Cleanup(func() { r.kill(t) })
 	return r
 }
 
 // kill shuts the replica down as SIGTERM does: its listener closes, the
 // requests in flight finish, its running estimates are recorded.
-func (r *replica) kill(t *testing.T) {
+func (r *replica) kill(t testing.TB) {
 	if r.stop == nil {
 		return
 	}

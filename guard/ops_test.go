@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"bagen-data/internal/httpd"
 	"bagen-data/probes"
 	"bagen-data/rollout"
 )
@@ -90,9 +91,9 @@ func TestBudgetCapStops(t *testing.T) {
 
 func TestBodyLimit(t *testing.T) {
 	var log upstreamLog
-	_, url := startGuard(t, Config{MaxBody: 64}, toolTurnUpstream(&log))
+	_, url := startGuard(t, Config{Limits: httpd.Limits{MaxBody: 64}}, toolTurnUpstream(&log))
 	resp, got := post(t, url+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"`+strings.Repeat("x", 100)+`"}]}`, nil)
-	want := `{"error":"bagen-data guard: request body over the 64-byte limit (--max-body): http: request body too large"}`
+	want := `{"error":"bagen-data guard: request body too large: 155 bytes, limit 64"}`
 	if resp.StatusCode != 413 || string(got) != want || log.n() != 0 {
 		t.Errorf("got %d %s (upstream saw %d), want 413 %s", resp.StatusCode, got, log.n(), want)
 	}
@@ -136,7 +137,7 @@ func TestGracefulShutdownMidStream(t *testing.T) {
 			"data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2}}\n\n", "data: [DONE]\n\n")
 	})
 	upSrv := newLoopback(t, up)
-	g, err := New(Config{Upstream: upSrv})
+	g, err := New(Config{Upstream: upSrv, Limits: httpd.Limits{DrainTimeout: 10 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestGracefulShutdownMidStream(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- g.Serve(ctx, l, 10*time.Second) }()
+	go func() { served <- g.Serve(ctx, l) }()
 	url := "http://" + l.Addr().String()
 	resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`))
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"bagen-data/internal/agenttest"
+	"bagen-data/internal/httpd"
 )
 
 // The live page's traffic: two chat sessions against the two-calls script
@@ -274,8 +275,8 @@ func TestPageRoutes(t *testing.T) {
 		{"page", "GET", "/", 200, "text/html; charset=utf-8", string(pageHTML)},
 		{"page head", "HEAD", "/", 200, "text/html; charset=utf-8", ""},
 		{"empty sessions", "GET", "/sessions.json", 200, "application/json", `{"now":`},
-		{"healthz", "GET", "/healthz", 200, "text/plain; charset=utf-8", "ok\n"},
-		{"metrics", "GET", "/metrics", 200, "text/plain; version=0.0.4; charset=utf-8; escaping=underscores", "bagen_guard_sessions 0\n"},
+		{"healthz", "GET", "/healthz", 200, "application/json", `{"status":"ok"}`},
+		{"metrics", "GET", "/metrics", 200, httpd.MetricsType, "bagen_guard_sessions 0\n"},
 		{"POST / goes upstream", "POST", "/", 404, "application/json", "agenttest: no route POST /"},
 		{"other paths go upstream", "GET", "/index.html", 404, "application/json", "agenttest: no route GET /index.html"},
 		{"models go upstream", "GET", "/v1/models", 200, "application/json", `"owned_by":"agenttest"`},

@@ -40,14 +40,14 @@ func (g *Guard) catchUp(ctx context.Context, h http.Header, req *Request) {
 	if !ok || !g.cfg.Wait || !g.awaiting(s, st) {
 		return
 	}
-	deadline := time.NewTimer(g.cfg.estimateBudget())
+	deadline := time.NewTimer(g.cfg.EstimateTimeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-deadline.C:
-			g.logf("session %s: the estimate after turn %d, due from another guard, is not in the ledger after %v; traffic flows", s.ID, st.turns, g.cfg.estimateBudget())
+			g.logf("session %s: the estimate after turn %d, due from another guard, is not in the ledger after %v; traffic flows", s.ID, st.turns, g.cfg.EstimateTimeout)
 			return
 		case <-ctx.Done():
 			return

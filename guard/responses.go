@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"bagen-data/internal/jsonlex"
 	"bagen-data/rollout"
 )
 
@@ -43,6 +44,14 @@ type responsesRequest struct {
 // rendered into assistant text, their outputs are tool messages and
 // reasoning items are left out (the history does not replay them).
 func (Responses) Request(body []byte) (*Request, error) {
+	if r, ok := readResponses(body); ok {
+		return r, nil
+	}
+	return decodeResponses(body)
+}
+
+// decodeResponses is Request read with encoding/json.
+func decodeResponses(body []byte) (*Request, error) {
 	var w responsesRequest
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, fmt.Errorf("responses request: %w", err)
@@ -79,6 +88,119 @@ func (Responses) Request(body []byte) (*Request, error) {
 		r.Items = append(r.Items, item)
 	}
 	return r, nil
+}
+
+// readResponses reads a Responses request with the house's JSON lexer, as
+// Request reads it with encoding/json; it reports false where
+// encoding/json could read the body otherwise (see readAnthropic), and
+// Request then reads it the slow way (FuzzRequestReaders).
+func readResponses(body []byte) (*Request, bool) {
+	lx, ok := newLexReader(body)
+	if !ok {
+		return nil, false
+	}
+	r := &Request{Chainable: true}
+	var instructions string
+	var items []rollout.Message
+	input := false
+	ok = lx.object(func(key string) bool {
+		switch key {
+		case "instructions":
+			instructions = lx.str()
+		case "previous_response_id":
+			r.Previous = lx.str()
+		case "store":
+			r.Chainable = lx.boolean()
+		case "input":
+			input = true
+			items = lx.responsesInput(r)
+		default:
+			return lx.requestField(r, key)
+		}
+		return true
+	}, "model", "stream", "instructions", "previous_response_id", "store", "metadata", "tools", "input")
+	if !lx.end(ok) || !input {
+		return nil, false
+	}
+	if instructions != "" {
+		r.Items = append(r.Items, rollout.Message{Role: "system", Content: instructions})
+	}
+	r.Items = append(r.Items, items...)
+	return r, true
+}
+
+// responsesInput reads the input, a string or a list of items, as Request
+// does; it sets r.Echoed.
+func (lx *lexReader) responsesInput(r *Request) []rollout.Message {
+	if lx.d.Kind() == jsonlex.String {
+		return []rollout.Message{{Role: "user", Content: lx.str()}}
+	}
+	var out []rollout.Message
+	prevAssistant := false
+	lx.array(func() bool {
+		var it responsesItem
+		if !lx.responsesItem(&it) {
+			return false
+		}
+		item, keep, ok := lexResponsesNorm(it)
+		if !ok || !keep {
+			return ok
+		}
+		if item.Role == "assistant" {
+			if !prevAssistant {
+				r.Echoed = r.Echoed[:0]
+			}
+			r.Echoed = appendID(appendID(r.Echoed, it.ID), it.CallID)
+		}
+		prevAssistant = item.Role == "assistant"
+		out = append(out, item)
+		return true
+	})
+	return out
+}
+
+// lexResponsesNorm is responsesNorm with a message's content read by the
+// lexer (lexParts); ok is false where that reading might differ.
+func lexResponsesNorm(it responsesItem) (item rollout.Message, keep, ok bool) {
+	if it.Type != "" && it.Type != "message" {
+		item, keep = responsesNorm(it)
+		return item, keep, true
+	}
+	text, ok := lexParts(it.Content)
+	role := it.Role
+	if role == "developer" {
+		role = "system"
+	}
+	return rollout.Message{Role: role, Content: text}, role != "", ok
+}
+
+// responsesItem reads one input item's fields.
+func (lx *lexReader) responsesItem(it *responsesItem) bool {
+	return lx.object(func(key string) bool {
+		switch key {
+		case "type":
+			it.Type = lx.str()
+		case "id":
+			it.ID = lx.str()
+		case "role":
+			it.Role = lx.str()
+		case "call_id":
+			it.CallID = lx.str()
+		case "name":
+			it.Name = lx.str()
+		case "content":
+			it.Content = lx.d.Raw()
+		case "arguments":
+			it.Arguments = lx.d.Raw()
+		case "input":
+			it.Input = lx.d.Raw()
+		case "output":
+			it.Output = lx.d.Raw()
+		case "action":
+			it.Action = lx.d.Raw()
+		}
+		return true
+	}, "type", "id", "role", "content", "call_id", "name", "arguments", "input", "output", "action")
 }
 
 // responsesNorm is one input or output item as a message; ok is false for

@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"hash/fnv"
+	"hash/maphash"
 	"net/http"
 	"strconv"
 	"sync"
@@ -81,16 +81,22 @@ type prefixKey struct {
 	h uint64
 }
 
+// prefixSeed seeds the prefix hashes; they live in memory only.
+var prefixSeed = maphash.MakeSeed()
+
 // prefixHashes are the hashes of items[:i] for i = 0 … len(items).
+// (maphash rather than FNV: a long history's hashing took a fifth of
+// its reading.)
 func prefixHashes(items []rollout.Message) []uint64 {
-	h := fnv.New64a()
+	var h maphash.Hash
+	h.SetSeed(prefixSeed)
 	out := make([]uint64, len(items)+1)
 	out[0] = h.Sum64()
 	for i, it := range items {
-		h.Write([]byte(it.Role))
-		h.Write([]byte{0})
-		h.Write([]byte(it.Content))
-		h.Write([]byte{0})
+		h.WriteString(it.Role)
+		h.WriteByte(0)
+		h.WriteString(it.Content)
+		h.WriteByte(0)
 		out[i+1] = h.Sum64()
 	}
 	return out

@@ -7,10 +7,10 @@ import (
 )
 
 // Limits are the request limits and timeouts of a server run by Server,
-// embedded in each server's Config. A zero field means the default named
-// beside it (WithDefaults); the commands' flags default to the same
-// constants, except --drain-grace (DefaultDrainGrace), since a zero grace
-// means none.
+// embedded in the configs of reward serve, grpo serve and the guard. A
+// zero field means its default: WithDefaults' shared ones, or a server's
+// own through Or. The commands' flags default to the same constants,
+// except --drain-grace (DefaultDrainGrace), since a zero grace means none.
 type Limits struct {
 	// MaxBody is the largest request body in bytes; 0 means the server's
 	// own default (its DefaultMaxBody).
@@ -86,6 +86,21 @@ func (l Limits) WithDefaults(maxBody int64) Limits {
 	l.WriteTimeout = or(l.WriteTimeout, DefaultTimeout)
 	l.IdleTimeout = or(l.IdleTimeout, DefaultTimeout)
 	l.DrainTimeout = or(l.DrainTimeout, DefaultDrainTimeout)
+	return l
+}
+
+// Or returns l with each zero field set to def's, for a server whose
+// defaults are not WithDefaults' (the guard's: no read or write timeout,
+// since it relays streams of any length).
+func (l Limits) Or(def Limits) Limits {
+	l.MaxBody = or(l.MaxBody, def.MaxBody)
+	l.MaxHeaderBytes = or(l.MaxHeaderBytes, def.MaxHeaderBytes)
+	l.ReadHeaderTimeout = or(l.ReadHeaderTimeout, def.ReadHeaderTimeout)
+	l.ReadTimeout = or(l.ReadTimeout, def.ReadTimeout)
+	l.WriteTimeout = or(l.WriteTimeout, def.WriteTimeout)
+	l.IdleTimeout = or(l.IdleTimeout, def.IdleTimeout)
+	l.DrainGrace = or(l.DrainGrace, def.DrainGrace)
+	l.DrainTimeout = or(l.DrainTimeout, def.DrainTimeout)
 	return l
 }
 

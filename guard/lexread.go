@@ -1,0 +1,204 @@
+package guard
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"bagen-data/internal/jsonlex"
+)
+
+// lexReader reads a request body with the house's JSON lexer for a codec
+// that has a fast reader (readAnthropic); ok turns false at the first
+// thing the codec's encoding/json reader might read otherwise, and the
+// codec then reads the body with encoding/json.
+type lexReader struct {
+	d  jsonlex.Decoder
+	ok bool
+}
+
+// newLexReader starts reading body; false for a body that is not valid
+// UTF-8 (encoding/json reads its invalid bytes as U+FFFD).
+func newLexReader(body []byte) (*lexReader, bool) {
+	if !utf8.Valid(body) {
+		return nil, false
+	}
+	lx := &lexReader{ok: true}
+	lx.d.Reset(body)
+	return lx, true
+}
+
+// end reports whether the whole body was read: ok, the top-level object's
+// reading, and nothing but whitespace after it.
+func (lx *lexReader) end(ok bool) bool {
+	lx.d.Finish()
+	return ok && lx.ok && lx.d.Err() == nil
+}
+
+// requestField reads a top-level field every codec's request has the
+// same way: model, stream, metadata (the session), tools (whether any).
+func (lx *lexReader) requestField(r *Request, key string) bool {
+	switch key {
+	case "model":
+		r.Model = lx.str()
+	case "stream":
+		r.Stream = lx.boolean()
+	case "metadata":
+		r.SessionID = lx.metadata()
+	case "tools":
+		r.Tools = lx.count() > 0
+	default:
+		return false
+	}
+	return true
+}
+
+// object reads an object, calling field for each key that is exactly one
+// of names, at most once each, and skipping other keys; a key that is not
+// one of names but matches one case-insensitively (encoding/json would
+// read it into the field), a key with an escape, or one of names twice
+// clears ok. field returns false for a value it cannot read.
+func (lx *lexReader) object(field func(key string) bool, names ...string) bool {
+	if !lx.ok || lx.d.Kind() != jsonlex.Object || !lx.d.Begin('{') {
+		return lx.fail()
+	}
+	var seen uint64
+	for i := 0; lx.d.Next(i, '}'); i++ {
+		raw, escaped := lx.d.RawKey()
+		if escaped {
+			return lx.fail()
+		}
+		k := -1
+		for j, n := range names {
+			if string(raw) == n {
+				k = j
+			} else if strings.EqualFold(string(raw), n) {
+				return lx.fail()
+			}
+		}
+		if k < 0 {
+			lx.d.Skip()
+			continue
+		}
+		if seen&(1<<k) != 0 || !field(names[k]) || !lx.ok {
+			return lx.fail()
+		}
+		seen |= 1 << k
+	}
+	return lx.ok && lx.d.Err() == nil
+}
+
+// array reads an array, calling elem for each element, and returns their
+// number; a value that is not an array clears ok.
+func (lx *lexReader) array(elem func() bool) int {
+	if !lx.ok || lx.d.Kind() != jsonlex.Array || !lx.d.Begin('[') {
+		lx.fail()
+		return 0
+	}
+	n := 0
+	for ; lx.d.Next(n, ']'); n++ {
+		if !elem() {
+			lx.fail()
+			return n
+		}
+	}
+	return n
+}
+
+// count reads an array of any values and returns their number.
+func (lx *lexReader) count() int {
+	return lx.array(func() bool { lx.d.Skip(); return lx.d.Err() == nil })
+}
+
+// str reads a string; another kind of value clears ok.
+func (lx *lexReader) str() string {
+	if lx.d.Kind() != jsonlex.String {
+		lx.fail()
+		return ""
+	}
+	return string(lx.d.Str())
+}
+
+// boolean reads true or false; another kind of value clears ok.
+func (lx *lexReader) boolean() bool {
+	if lx.d.Kind() != jsonlex.Bool {
+		lx.fail()
+		return false
+	}
+	return lx.d.Bool()
+}
+
+// metadata reads the metadata object's session (metadataSession).
+func (lx *lexReader) metadata() string {
+	md := map[string][]byte{}
+	if lx.d.Kind() != jsonlex.Object || !lx.d.Begin('{') {
+		lx.fail()
+		return ""
+	}
+	for i := 0; lx.d.Next(i, '}'); i++ {
+		raw, escaped := lx.d.RawKey()
+		if escaped {
+			lx.fail()
+			return ""
+		}
+		md[string(raw)] = lx.d.Raw()
+	}
+	return metadataSession(map[string]json.RawMessage{"session_id": md["session_id"], "user_id": md["user_id"]})
+}
+
+// smallInt reads an integer of at most 18 digits, whose value no reader
+// here keeps; anything else clears ok.
+func (lx *lexReader) smallInt() bool {
+	raw := lx.d.Raw()
+	digits := strings.TrimPrefix(string(raw), "-")
+	if len(digits) == 0 || len(digits) > 18 || strings.Trim(digits, "0123456789") != "" {
+		return lx.fail()
+	}
+	return true
+}
+
+func (lx *lexReader) fail() bool {
+	lx.ok = false
+	return false
+}
+
+// lexParts is partsText read with the lexer: a string, or a list of
+// parts whose texts (or nested contents) it joins; "" for none or null.
+// It reports false where partsText's reading might differ.
+func lexParts(raw []byte) (string, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", true
+	}
+	lx := &lexReader{ok: true}
+	lx.d.Reset(raw)
+	if lx.d.Kind() == jsonlex.String {
+		return lx.str(), lx.ok
+	}
+	var out []string
+	lx.array(func() bool {
+		var text string
+		var content []byte
+		ok := lx.object(func(key string) bool {
+			switch key {
+			case "type":
+				lx.str()
+			case "text":
+				text = lx.str()
+			case "content":
+				content = lx.d.Raw()
+			}
+			return true
+		}, "type", "text", "content")
+		switch {
+		case !ok:
+		case text != "":
+			out = append(out, text)
+		case len(content) > 0:
+			nested, nok := lexParts(content)
+			out = append(out, nested)
+			ok = nok
+		}
+		return ok
+	})
+	return strings.Join(out, "\n"), lx.ok && lx.d.Err() == nil
+}
