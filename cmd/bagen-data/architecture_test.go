@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -189,4 +190,59 @@ func TestArchitectureCheckCanFail(t *testing.T) {
 	if _, err := readFloors("| 0 | `a` |\n| 1 | `a` |\n"); err == nil || err.Error() != "ARCHITECTURE.md:2: package a is on two floors" {
 		t.Errorf("duplicate: %v", err)
 	}
+}
+
+// maxFuncLines is the longest a function outside tools/ and tests may be,
+// counted from its func keyword to its closing brace.
+const maxFuncLines = 60
+
+// TestNoLongFunctions keeps every function of the library and the
+// command short enough to read at once.
+func TestNoLongFunctions(t *testing.T) {
+	long, err := longFunctions(root, maxFuncLines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range long {
+		t.Error(l)
+	}
+}
+
+// longFunctions lists the functions over max lines in the non-test Go
+// files under dir, leaving out tools/ and testdata.
+func longFunctions(dir string, max int) ([]string, error) {
+	var long []string
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == "tools" || d.Name() == "testdata" || (rel != "." && strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			start, end := fset.Position(fn.Pos()), fset.Position(fn.End())
+			if n := end.Line - start.Line + 1; n > max {
+				long = append(long, fmt.Sprintf("%s:%d: %s is %d lines (at most %d)", rel, start.Line, fn.Name.Name, n, max))
+			}
+		}
+		return nil
+	})
+	return long, err
 }
