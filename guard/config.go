@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -128,12 +129,12 @@ var limitDefaults = httpd.Limits{MaxBody: DefaultMaxBody, MaxHeaderBytes: Defaul
 // withDefaults returns c with its zero fields set to their defaults.
 func (c Config) withDefaults() Config {
 	c.Limits = c.Limits.Or(limitDefaults)
-	c.MaxInFlight = or(c.MaxInFlight, DefaultInFlightBodies*c.MaxBody)
-	c.MaxSessions = or(c.MaxSessions, DefaultMaxSessions)
-	c.MaxChainBytes = or(c.MaxChainBytes, DefaultMaxChainBytes)
-	c.Every = or(c.Every, DefaultEvery)
-	c.EstimateFrom = or(c.EstimateFrom, DefaultEstimateFrom)
-	c.EstimateTimeout = or(c.EstimateTimeout, DefaultEstimateTimeout)
+	c.MaxInFlight = cmp.Or(c.MaxInFlight, DefaultInFlightBodies*c.MaxBody)
+	c.MaxSessions = cmp.Or(c.MaxSessions, DefaultMaxSessions)
+	c.MaxChainBytes = cmp.Or(c.MaxChainBytes, DefaultMaxChainBytes)
+	c.Every = cmp.Or(c.Every, DefaultEvery)
+	c.EstimateFrom = cmp.Or(c.EstimateFrom, DefaultEstimateFrom)
+	c.EstimateTimeout = cmp.Or(c.EstimateTimeout, DefaultEstimateTimeout)
 	if c.Task.Name == "" {
 		c.Task = probes.Tasks[DefaultTask]
 	}
@@ -144,14 +145,6 @@ func (c Config) withDefaults() Config {
 		c.Now = time.Now
 	}
 	return c
-}
-
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // Validate reports every bad field at once, each by its name in Config.

@@ -55,21 +55,19 @@ type pkg struct {
 	doc     bool     // some file carries a package comment
 }
 
-// readPackages parses the import blocks and package comments of every
-// package under dir, leaving out tools/ (programs above the house),
-// testdata and test files.
-func readPackages(dir, module string) (map[string]*pkg, error) {
-	pkgs := map[string]*pkg{}
+// walkSource parses every non-test Go file under dir, leaving out tools/
+// (programs above the house), testdata and hidden folders, and calls fn
+// with its path relative to dir.
+func walkSource(dir string, mode parser.Mode, fn func(rel string, fset *token.FileSet, f *ast.File)) error {
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, path)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			base := d.Name()
-			if rel == "tools" || base == "testdata" || (rel != "." && strings.HasPrefix(base, ".")) {
+			if rel == "tools" || d.Name() == "testdata" || (rel != "." && strings.HasPrefix(d.Name(), ".")) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -77,10 +75,20 @@ func readPackages(dir, module string) (map[string]*pkg, error) {
 		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
+		f, err := parser.ParseFile(fset, path, nil, mode)
 		if err != nil {
 			return err
 		}
+		fn(rel, fset, f)
+		return nil
+	})
+}
+
+// readPackages reads the imports and package comments of every package
+// under dir.
+func readPackages(dir, module string) (map[string]*pkg, error) {
+	pkgs := map[string]*pkg{}
+	err := walkSource(dir, parser.ImportsOnly|parser.ParseComments, func(rel string, _ *token.FileSet, f *ast.File) {
 		name := filepath.ToSlash(filepath.Dir(rel))
 		p := pkgs[name]
 		if p == nil {
@@ -94,7 +102,6 @@ func readPackages(dir, module string) (map[string]*pkg, error) {
 				p.imports = append(p.imports, cut)
 			}
 		}
-		return nil
 	})
 	return pkgs, err
 }
@@ -212,26 +219,7 @@ func TestNoLongFunctions(t *testing.T) {
 // files under dir, leaving out tools/ and testdata.
 func longFunctions(dir string, max int) ([]string, error) {
 	var long []string
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel == "tools" || d.Name() == "testdata" || (rel != "." && strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	err := walkSource(dir, parser.SkipObjectResolution, func(rel string, fset *token.FileSet, f *ast.File) {
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
 			if !ok || fn.Body == nil {
@@ -242,7 +230,34 @@ func longFunctions(dir string, max int) ([]string, error) {
 				long = append(long, fmt.Sprintf("%s:%d: %s is %d lines (at most %d)", rel, start.Line, fn.Name.Name, n, max))
 			}
 		}
-		return nil
 	})
 	return long, err
+}
+
+// TestLongFunctionsFindsOne writes a function of 61 lines, one of 60 and a
+// long one in a test file and in tools/, and expects only the first named.
+func TestLongFunctionsFindsOne(t *testing.T) {
+	dir := t.TempDir()
+	body := func(name string, lines int) string {
+		return "func " + name + "() {\n" + strings.Repeat("\t_ = 0\n", lines-2) + "}\n"
+	}
+	files := map[string]string{
+		"a/a.go":       "package a\n\n" + body("long", 61) + body("fits", 60),
+		"a/a_test.go":  "package a\n\n" + body("inTest", 90),
+		"tools/t/t.go": "package main\n\n" + body("inTools", 90),
+	}
+	for name, src := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := longFunctions(dir, maxFuncLines)
+	want := []string{"a/a.go:3: long is 61 lines (at most 60)"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("longFunctions = %q, %v; want %q", got, err, want)
+	}
 }

@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -61,7 +62,7 @@ func (l Limits) Problems() []string {
 			bad = append(bad, fmt.Sprintf("%s: %v is negative", d.name, d.v))
 		}
 	}
-	if timeout := or(l.DrainTimeout, DefaultDrainTimeout); l.DrainGrace > timeout {
+	if timeout := cmp.Or(l.DrainTimeout, DefaultDrainTimeout); l.DrainGrace > timeout {
 		bad = append(bad, fmt.Sprintf("DrainGrace: %v exceeds DrainTimeout %v", l.DrainGrace, timeout))
 	}
 	return bad
@@ -79,13 +80,13 @@ func ConfigError(bad []string) error {
 // WithDefaults returns l with its zero fields set to the defaults, maxBody
 // for MaxBody. DrainGrace's zero means no grace and stays.
 func (l Limits) WithDefaults(maxBody int64) Limits {
-	l.MaxBody = or(l.MaxBody, maxBody)
-	l.MaxHeaderBytes = or(l.MaxHeaderBytes, DefaultMaxHeaderBytes)
-	l.ReadHeaderTimeout = or(l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
-	l.ReadTimeout = or(l.ReadTimeout, DefaultTimeout)
-	l.WriteTimeout = or(l.WriteTimeout, DefaultTimeout)
-	l.IdleTimeout = or(l.IdleTimeout, DefaultTimeout)
-	l.DrainTimeout = or(l.DrainTimeout, DefaultDrainTimeout)
+	l.MaxBody = cmp.Or(l.MaxBody, maxBody)
+	l.MaxHeaderBytes = cmp.Or(l.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	l.ReadHeaderTimeout = cmp.Or(l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	l.ReadTimeout = cmp.Or(l.ReadTimeout, DefaultTimeout)
+	l.WriteTimeout = cmp.Or(l.WriteTimeout, DefaultTimeout)
+	l.IdleTimeout = cmp.Or(l.IdleTimeout, DefaultTimeout)
+	l.DrainTimeout = cmp.Or(l.DrainTimeout, DefaultDrainTimeout)
 	return l
 }
 
@@ -93,21 +94,13 @@ func (l Limits) WithDefaults(maxBody int64) Limits {
 // defaults are not WithDefaults' (the guard's: no read or write timeout,
 // since it relays streams of any length).
 func (l Limits) Or(def Limits) Limits {
-	l.MaxBody = or(l.MaxBody, def.MaxBody)
-	l.MaxHeaderBytes = or(l.MaxHeaderBytes, def.MaxHeaderBytes)
-	l.ReadHeaderTimeout = or(l.ReadHeaderTimeout, def.ReadHeaderTimeout)
-	l.ReadTimeout = or(l.ReadTimeout, def.ReadTimeout)
-	l.WriteTimeout = or(l.WriteTimeout, def.WriteTimeout)
-	l.IdleTimeout = or(l.IdleTimeout, def.IdleTimeout)
-	l.DrainGrace = or(l.DrainGrace, def.DrainGrace)
-	l.DrainTimeout = or(l.DrainTimeout, def.DrainTimeout)
+	l.MaxBody = cmp.Or(l.MaxBody, def.MaxBody)
+	l.MaxHeaderBytes = cmp.Or(l.MaxHeaderBytes, def.MaxHeaderBytes)
+	l.ReadHeaderTimeout = cmp.Or(l.ReadHeaderTimeout, def.ReadHeaderTimeout)
+	l.ReadTimeout = cmp.Or(l.ReadTimeout, def.ReadTimeout)
+	l.WriteTimeout = cmp.Or(l.WriteTimeout, def.WriteTimeout)
+	l.IdleTimeout = cmp.Or(l.IdleTimeout, def.IdleTimeout)
+	l.DrainGrace = cmp.Or(l.DrainGrace, def.DrainGrace)
+	l.DrainTimeout = cmp.Or(l.DrainTimeout, def.DrainTimeout)
 	return l
-}
-
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }

@@ -20,7 +20,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,6 +35,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"bagen-data/internal/openai"
 	"bagen-data/reward/server"
 )
 
@@ -305,7 +305,7 @@ func openRLHF(name, prompt string, items, clients int) scenario {
 		req.Prompts = append(req.Prompts, prompt)
 		req.Labels = append(req.Labels, c.label)
 	}
-	body := marshal(req)
+	body := openai.Marshal(req)
 	return scenario{name: name, path: "/get_reward", body: body, items: items, clients: clients, want: rewardsPrefix(items)}
 }
 
@@ -322,20 +322,8 @@ func native(name string, items, clients int) scenario {
 		c := cases[i%len(cases)]
 		req.Items = append(req.Items, item{c.response, c.remaining, c.possible})
 	}
-	body := marshal(req)
+	body := openai.Marshal(req)
 	return scenario{name: name, path: "/v1/rewards", body: body, items: items, clients: clients, want: rewardsPrefix(items)}
-}
-
-// marshal encodes v as Python's json.dumps does by default: '<', '>' and
-// '&' are not escaped.
-func marshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic("loadgen: " + err.Error())
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // result is one scenario's measurements.
