@@ -39,7 +39,7 @@ install: build tokenizer
 run: build tokenizer
 	./$(BIN) build
 
-## test: vet, race-enabled unit and integration tests. It installs what the
+## test: vet, staticcheck, race-enabled unit and integration tests. It installs what the
 ## integration tests talk to: Qwen's tokenizer, DuckDB (the independent
 ## parquet reader), Chromium (the report test), nginx (the guard replicas
 ## test), a real Ollama server built
@@ -56,9 +56,13 @@ test: tokenizer duckdb
 	@$(MAKE) --no-print-directory agents || $(call soft,the agent CLIs could not be installed,the tests that run them)
 	$(GO) vet ./...
 	$(GO) vet -tags measure ./guard/
+	$(GO) run $(STATICCHECK) ./...
 	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/bagen-data
 	CGO_ENABLED=0 $(GO) test -count=1 ./internal/pagecodec
 	$(GO) run ./tools/testsum -race -count=1 -timeout 45m ./...
+
+# STATICCHECK is the linter make test runs after go vet.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # soft reports a component that could not be installed: outside CI the
 # tests that need it skip; in CI it fails the run.

@@ -25,7 +25,7 @@ import (
 
 // serveBaseline runs `bagen-data baseline serve` with args on a free
 // loopback port until the test ends and returns its /v1 URL.
-func serveBaseline(t *testing.T, args ...string) (string, func() (error, string)) {
+func serveBaseline(t *testing.T, args ...string) (string, func() (string, error)) {
 	t.Helper()
 	argv := append([]string{"baseline", "serve", "--listen", "127.0.0.1:0", "--drain-grace", "0"}, args...)
 	return runServer(t, "baseline serve", argv, regexp.MustCompile(`on (http://127\.0\.0\.1:\d+/v1)\n`))
@@ -67,7 +67,7 @@ func TestBaselineServeEqualsEval(t *testing.T) {
 	if code != http.StatusBadRequest || !strings.Contains(text, `task mismatch: a probe of task \"searchr1\"`) || !strings.Contains(text, `"param":"messages"`) {
 		t.Errorf("a Search-R1 probe: %d %s; want 400 naming the task mismatch", code, text)
 	}
-	if err, log := stop(); err != nil {
+	if log, err := stop(); err != nil {
 		t.Fatalf("baseline serve: %v\n%s", err, log)
 	}
 }
@@ -218,7 +218,7 @@ func guardRun(t *testing.T, run dataset.RLRow, model, policy, ledger string) int
 	url, stop := startGuard(t, "--upstream", upstream.URL, "--estimator", "baseline:"+model, "--task", "sokoban",
 		"--budget", "2500", "--policy", policy, "--wait", "--ledger", ledger)
 	stopped := playRun(t, url, history, up.answers, observationsOf(run.Prompt))
-	if err, log := stop(); err != nil {
+	if log, err := stop(); err != nil {
 		t.Fatalf("guard: %v\n%s", err, log)
 	}
 	return stopped

@@ -48,7 +48,7 @@ func (l *lockedBuffer) String() string {
 // serveGRPO runs `bagen-data grpo serve` with args on a free loopback port
 // until the test ends and returns its /v1 URL; stop cancels it (as
 // SIGTERM does) and returns the command's error and stderr.
-func serveGRPO(t *testing.T, args ...string) (string, func() (error, string)) {
+func serveGRPO(t *testing.T, args ...string) (string, func() (string, error)) {
 	t.Helper()
 	argv := append([]string{"grpo", "serve", "--listen", "127.0.0.1:0", "--drain-grace", "0"}, args...)
 	return runServer(t, "grpo serve", argv, regexp.MustCompile(`on (http://127\.0\.0\.1:\d+/v1)\n`))
@@ -57,7 +57,7 @@ func serveGRPO(t *testing.T, args ...string) (string, func() (error, string)) {
 // runServer runs the command argv until the test ends and returns the URL
 // that listening, matched by the first group of re in its output, prints;
 // stop cancels it (as SIGTERM does) and returns its error and output.
-func runServer(t *testing.T, name string, argv []string, listening *regexp.Regexp) (string, func() (error, string)) {
+func runServer(t *testing.T, name string, argv []string, listening *regexp.Regexp) (string, func() (string, error)) {
 	t.Helper()
 	app := App()
 	var out lockedBuffer
@@ -68,18 +68,18 @@ func runServer(t *testing.T, name string, argv []string, listening *regexp.Regex
 		done <- app.RunContext(ctx, append([]string{"bagen-data"}, argv...))
 	}()
 	stopped := false
-	stop := func() (error, string) {
+	stop := func() (string, error) {
 		if stopped {
-			return nil, out.String()
+			return out.String(), nil
 		}
 		stopped = true
 		cancel()
 		select {
 		case err := <-done:
-			return err, out.String()
+			return out.String(), err
 		case <-time.After(30 * time.Second):
 			t.Fatal(name + " did not stop")
-			return nil, ""
+			return "", nil
 		}
 	}
 	t.Cleanup(func() { stop() })
@@ -199,7 +199,7 @@ func checkOllamaDown(t *testing.T, srv *ollamatest.Server, ckpt, cache, testFile
 	if code != 503 || e.Error.Code != "ollama_unavailable" || !strings.Contains(e.Error.Message, "connection refused") {
 		t.Errorf("Ollama down: %d %s, want 503 ollama_unavailable naming the refused connection", code, body)
 	}
-	err, log := stop()
+	log, err := stop()
 	if err != nil || !strings.Contains(log, "; answering 503 until it is reachable\n") {
 		t.Errorf("grpo serve with Ollama down: %v\n%s", err, log)
 	}
@@ -262,7 +262,7 @@ func servedEqualsOffline(t *testing.T, srv *ollamatest.Server, ckpt, cache, test
 	}
 	checkUsage(t, srv.Client(), srv.Model, testFile, on, usage)
 	t.Cleanup(func() {
-		err, log := stop()
+		log, err := stop()
 		if err != nil || !strings.HasSuffix(log, "grpo serve: drained, bye\n") {
 			t.Errorf("grpo serve after the drain: %v\n%s", err, log)
 		}

@@ -62,7 +62,7 @@ func TestGuardEstimatorAccounting(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, stop := startGuard(t, append([]string{"--upstream", "http://127.0.0.1:1", "--estimator-model", "head"}, c.args...)...)
-			err, log := stop()
+			log, err := stop()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,7 +27,7 @@ import (
 // startGuard runs `bagen-data guard` with args on a free loopback port
 // until the test ends and returns its URL; stop cancels it (as SIGTERM
 // does) and returns the command's error and stderr.
-func startGuard(t *testing.T, args ...string) (string, func() (error, string)) {
+func startGuard(t *testing.T, args ...string) (string, func() (string, error)) {
 	t.Helper()
 	argv := append([]string{"guard", "--listen", "127.0.0.1:0"}, args...)
 	return runServer(t, "guard", argv, regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+),`))
@@ -88,7 +88,7 @@ func TestEvalGuardEstimates(t *testing.T) {
 	if res.ExitCode != 0 {
 		t.Fatalf("qwen exited %d\n%s", res.ExitCode, res.Stderr)
 	}
-	if err, log := stop(); err != nil {
+	if log, err := stop(); err != nil {
 		t.Fatalf("guard: %v\n%s", err, log)
 	}
 	set := filepath.Join(dir, "probes.parquet")
@@ -209,7 +209,7 @@ func TestGuardTrainServeLoop(t *testing.T) {
 	first := filepath.Join(tmp, "ledger")
 	url, stop := startGuard(t, "--upstream", model.URL, "--policy", "log", "--budget", "100000", "--ledger", first)
 	runAgents(t, url, loopAgents)
-	if err, log := stop(); err != nil {
+	if log, err := stop(); err != nil {
 		t.Fatalf("guard: %v\n%s", err, log)
 	}
 	sessions := ledgerSessions(t, first)
@@ -232,10 +232,10 @@ func TestGuardTrainServeLoop(t *testing.T) {
 	url, stop = startGuard(t, "--upstream", model.URL, "--estimator", base, "--estimator-model", "loop",
 		"--policy", "log", "--wait", "--budget", "100000", "--ledger", second)
 	runAgents(t, url, loopAgents)
-	if err, log := stop(); err != nil || strings.Contains(log, "accounting") {
+	if log, err := stop(); err != nil || strings.Contains(log, "accounting") {
 		t.Fatalf("second guard: %v (want no word of the accounting: the head learned on the guard's)\n%s", err, log)
 	}
-	if err, log := stopServe(); err != nil {
+	if log, err := stopServe(); err != nil {
 		t.Fatalf("grpo serve: %v\n%s", err, log)
 	}
 	live, err := predict.ReadLedger(second)

@@ -505,7 +505,7 @@ func TestGuardReplaysOfflineEarlyStop(t *testing.T) {
 		refused[r.traj.ID] = replayAgent(t, url, i, r)
 	}
 	checkReplayMetrics(t, url, plan)
-	if err, log := stop(); err != nil {
+	if log, err := stop(); err != nil {
 		t.Fatalf("guard: %v\n%s", err, log)
 	}
 	if len(est.missed) > 0 {

@@ -60,6 +60,7 @@ func (c Config) validatePolicy() []error {
 		errs = append(errs, errors.New("BudgetUSD: needs Prices"))
 	}
 	if c.Loop < 0 {
+		//lint:ignore ST1005 the error starts with the Config field it names
 		errs = append(errs, fmt.Errorf("Loop: want ≥ 0, got %d", c.Loop))
 	}
 	return errs

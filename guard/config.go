@@ -152,6 +152,7 @@ func (c Config) Validate() error {
 	var errs []error
 	u, err := url.Parse(c.Upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		//lint:ignore ST1005 the error starts with the Config field it names
 		errs = append(errs, fmt.Errorf("Upstream %q: want http(s)://host[:port]", c.Upstream))
 	}
 	for _, f := range []struct {

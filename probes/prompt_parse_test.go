@@ -124,7 +124,7 @@ func FuzzParseProbe(f *testing.F) {
 			}
 			return
 		}
-		if st.Budget <= 0 || len(st.Turns) < 0 {
+		if st.Budget <= 0 {
 			t.Fatalf("%q: parsed %+v", text, st)
 		}
 		ok := false

@@ -20,7 +20,7 @@ import (
 const root = "../.."
 
 // floorRow is one row of ARCHITECTURE.md's floor table: "| 3 | `a`, `b` | ... |".
-var floorRow = regexp.MustCompile("^\\|\\s*(\\d+)\\s*\\|([^|]*)\\|")
+var floorRow = regexp.MustCompile(`^\|\s*(\d+)\s*\|([^|]*)\|`)
 
 // backticked finds `code` spans.
 var backticked = regexp.MustCompile("`([^`]+)`")
