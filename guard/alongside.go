@@ -82,11 +82,11 @@ func (g *Guard) readCopy(c *call, r *http.Request, body []byte, err error) {
 	if err != nil {
 		return
 	}
-	req, err := c.codec.Request(body)
+	req, hashes, err := g.readRequest(c.codec, r.Header, body)
 	if err != nil {
 		return
 	}
-	c.req, c.hashes = req, prefixHashes(req.Items)
+	c.req, c.hashes = req, hashes
 	var how string
 	var firstTools bool
 	c.s, how, c.side, firstTools = g.sessions.resolve(r.Header, req, c.hashes)

@@ -19,6 +19,7 @@ type Guard struct {
 	upstream *url.URL
 	proxy    *httputil.ReverseProxy
 	sessions *sessions
+	memos    *memos
 	ledger   *ledger
 	est      Estimator
 	task     probes.Task
@@ -55,6 +56,7 @@ func New(cfg Config) (*Guard, error) {
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.sessions = newSessions(cfg.MaxSessions)
+	g.memos = newMemos()
 	if g.ledger != nil {
 		g.sessions.onEvict = func(s *Session) { g.ledger.forget(s.ID) }
 	}

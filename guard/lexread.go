@@ -11,21 +11,32 @@ import (
 // lexReader reads a request body with the house's JSON lexer for a codec
 // that has a fast reader (readAnthropic); ok turns false at the first
 // thing the codec's encoding/json reader might read otherwise, and the
-// codec then reads the body with encoding/json.
+// codec then reads the body with encoding/json. prev, when set, is the
+// memo of an earlier body to read the history against; memo, when set,
+// records this body's (memo.go).
 type lexReader struct {
-	d  jsonlex.Decoder
-	ok bool
+	d    jsonlex.Decoder
+	ok   bool
+	body []byte
+	prev *readMemo
+	memo *readMemo
 }
 
-// newLexReader starts reading body; false for a body that is not valid
-// UTF-8 (encoding/json reads its invalid bytes as U+FFFD).
-func newLexReader(body []byte) (*lexReader, bool) {
+// lexRead reads body with read, against prev when not nil, and returns
+// the memo it leaves; false for a body
+// that is not valid UTF-8 (encoding/json reads its invalid bytes as
+// U+FFFD) or that read leaves to encoding/json.
+func lexRead(body []byte, prev *readMemo, read func(*lexReader) (*Request, bool)) (*Request, *readMemo, bool) {
 	if !utf8.Valid(body) {
-		return nil, false
+		return nil, nil, false
 	}
-	lx := &lexReader{ok: true}
+	lx := &lexReader{ok: true, body: body, prev: prev, memo: &readMemo{body: body}}
 	lx.d.Reset(body)
-	return lx, true
+	r, ok := read(lx)
+	if !ok {
+		return nil, nil, false
+	}
+	return r, lx.memo, true
 }
 
 // end reports whether the whole body was read: ok, the top-level object's

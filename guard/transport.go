@@ -90,13 +90,13 @@ func (g *Guard) serveModel(w http.ResponseWriter, r *http.Request, codec Codec) 
 		return
 	}
 	defer release()
-	req, err := codec.Request(body)
+	req, hashes, err := g.readRequest(codec, r.Header, body)
 	if err != nil {
 		// Not the guard's to judge: the upstream answers it.
 		g.forward(w, r, body, nil)
 		return
 	}
-	c := &call{codec: codec, req: req, hashes: prefixHashes(req.Items), start: time.Now()}
+	c := &call{codec: codec, req: req, hashes: hashes, start: time.Now()}
 	g.catchUp(r.Context(), r.Header, req)
 	var how string
 	var firstTools bool

@@ -1,0 +1,247 @@
+package guard
+
+import (
+	"bytes"
+	"container/list"
+	"hash/maphash"
+	"net/http"
+	"slices"
+	"sort"
+	"sync"
+
+	"bagen-data/internal/jsonlex"
+	"bagen-data/rollout"
+)
+
+// Every request of a session sends its whole history again: the history
+// grows by a turn a call, and reading it all costs time in proportion to
+// its length (4 ms for a megabyte). A reader that keeps a memo of the
+// last body it read of a session — the body, and where each element of
+// its history array ended — reads the next body only from the first
+// element that does not stand byte for byte at the same place: what it
+// read before that point reads the same way again, since reading is
+// decided by the bytes alone. A changed byte anywhere before an element
+// (a cache marker moved, an edited system prompt) only means that
+// element and those after it are read again. The memo is a matter of
+// speed alone: which memo a body is read against changes nothing in the
+// Request read, only how much of it is read anew (FuzzReadAgainstMemo).
+
+// readMemo is what reading a body left for reading its session's next
+// body. It is not changed once made.
+type readMemo struct {
+	body  []byte
+	start int // offset just past the history array's '['
+	marks []histMark
+	items []rollout.Message // the history's items after its last element
+	// resumed counts the elements taken from the memo it was read
+	// against.
+	resumed int
+	// request and hashes are the Request read and its prefix hashes.
+	request []rollout.Message
+	hashes  []uint64
+}
+
+// histMark is where an element of the history array ended and the
+// reading's state after it.
+type histMark struct {
+	end    int // offset just past the element
+	items  int // the history's items so far
+	echoed []string
+	inRun  bool
+}
+
+// histState is what a reader builds from the history array, element by
+// element: the items, the ids of the last assistant turn, and whether the
+// last item kept is the assistant's (Responses groups a turn's items).
+type histState struct {
+	items  []rollout.Message
+	echoed []string
+	inRun  bool
+}
+
+// history reads the history array, elem reading one element into h. With
+// a memo of an earlier body, the elements of the memo that end within the
+// bytes the two bodies share are taken from it and reading goes on after
+// them. With lx.memo set, it records where each element ends.
+func (lx *lexReader) history(h *histState, elem func() bool) int {
+	if !lx.ok || lx.d.Kind() != jsonlex.Array || !lx.d.Begin('[') {
+		lx.fail()
+		return 0
+	}
+	n := lx.resume(h)
+	for ; lx.d.Next(n, ']'); n++ {
+		if !elem() {
+			lx.fail()
+			return n
+		}
+		if lx.memo != nil {
+			lx.memo.marks = append(lx.memo.marks, histMark{end: lx.d.Offset(), items: len(h.items),
+				echoed: slices.Clone(h.echoed), inRun: h.inRun})
+		}
+	}
+	if lx.memo != nil {
+		lx.memo.items = slices.Clip(h.items)
+	}
+	return n
+}
+
+// resume takes from lx.prev the elements that end within the bytes its
+// body shares with this one, moves past them and returns their number.
+func (lx *lexReader) resume(h *histState) int {
+	start := lx.d.Offset()
+	if lx.memo != nil {
+		lx.memo.start = start
+	}
+	p := lx.prev
+	if p == nil || p.start != start || len(p.marks) == 0 {
+		return 0
+	}
+	shared := prefixLen(p.body, lx.body)
+	k := sort.Search(len(p.marks), func(i int) bool { return p.marks[i].end > shared })
+	if k == 0 {
+		return 0
+	}
+	m := p.marks[k-1]
+	if m.items > 0 {
+		h.items = append(make([]rollout.Message, 0, m.items+16), p.items[:m.items]...)
+	}
+	h.echoed = slices.Clone(m.echoed)
+	h.inRun = m.inRun
+	lx.d.Seek(m.end)
+	if lx.memo != nil {
+		lx.memo.marks = append(lx.memo.marks, p.marks[:k]...)
+		lx.memo.resumed = k
+	}
+	return k
+}
+
+// prefixLen is the length of the longest common prefix of a and b.
+func prefixLen(a, b []byte) int {
+	n := min(len(a), len(b))
+	const chunk = 4 << 10
+	i := 0
+	for i+chunk <= n && bytes.Equal(a[i:i+chunk], b[i:i+chunk]) {
+		i += chunk
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// memoBytes bounds the bodies the memos of all sessions hold.
+const memoBytes = 256 << 20
+
+// memos keeps the last memo of each session, the least recently used
+// dropped past memoBytes. Safe for concurrent use.
+type memos struct {
+	mu    sync.Mutex
+	limit int // memoBytes
+	bytes int
+	byKey map[string]*list.Element
+	lru   list.List // of *memoEntry, front: most recently used
+}
+
+type memoEntry struct {
+	key  string
+	memo *readMemo
+}
+
+func newMemos() *memos { return &memos{limit: memoBytes, byKey: map[string]*list.Element{}} }
+
+// get is the memo kept under key, nil for none.
+func (ms *memos) get(key string) *readMemo {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	e, ok := ms.byKey[key]
+	if !ok {
+		return nil
+	}
+	ms.lru.MoveToFront(e)
+	return e.Value.(*memoEntry).memo
+}
+
+// put keeps m under key in place of the one kept before.
+func (ms *memos) put(key string, m *readMemo) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if e, ok := ms.byKey[key]; ok {
+		ms.bytes -= len(e.Value.(*memoEntry).memo.body)
+		ms.lru.Remove(e)
+	}
+	ms.byKey[key] = ms.lru.PushFront(&memoEntry{key: key, memo: m})
+	ms.bytes += len(m.body)
+	for ms.bytes > ms.limit && ms.lru.Len() > 1 {
+		e := ms.lru.Back()
+		old := e.Value.(*memoEntry)
+		ms.lru.Remove(e)
+		delete(ms.byKey, old.key)
+		ms.bytes -= len(old.memo.body)
+	}
+}
+
+// memoMin is the smallest body whose memo is kept: a shorter one reads
+// in less time than the memo saves.
+const memoMin = 16 << 10
+
+// memoSeed hashes the opening of a body whose session no header names.
+var memoSeed = maphash.MakeSeed()
+
+// memoKey is the key of a request's memo: its codec and the session a
+// header names, or else the body's first 4 KiB (a client that names no
+// session gets the memo of its last body with the same opening). "" for
+// a body too small to keep one of.
+func memoKey(codec Codec, h http.Header, body []byte) string {
+	if len(body) < memoMin {
+		return ""
+	}
+	if name, how := explicitID(h, &Request{}); how == "header" {
+		return codec.Name() + "\x00h\x00" + childKey(h, name)
+	}
+	sum := maphash.Bytes(memoSeed, body[:4<<10])
+	return codec.Name() + "\x00b\x00" + string(appendUint64(nil, sum))
+}
+
+func appendUint64(b []byte, v uint64) []byte {
+	for i := range 8 {
+		b = append(b, byte(v>>(8*i)))
+	}
+	return b
+}
+
+// readRequest reads body as codec's request, and its prefix hashes,
+// against the memo of its session, and keeps the memo it leaves.
+func (g *Guard) readRequest(codec Codec, h http.Header, body []byte) (*Request, []uint64, error) {
+	mr, ok := codec.(memoReader)
+	key := memoKey(codec, h, body)
+	if !ok || key == "" {
+		r, err := codec.Request(body)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, prefixHashes(r.Items), nil
+	}
+	prev := g.memos.get(key)
+	r, m, err := mr.read(body, prev)
+	if err != nil {
+		return nil, nil, err
+	}
+	var hashes []uint64
+	if prev != nil {
+		hashes = prefixHashesFrom(prev.request, prev.hashes, r.Items)
+	} else {
+		hashes = prefixHashes(r.Items)
+	}
+	if m != nil {
+		m.request, m.hashes = r.Items, hashes
+		g.memos.put(key, m)
+	}
+	return r, hashes, nil
+}
+
+// memoReader is a codec whose request reader keeps memos.
+type memoReader interface {
+	// read reads body, against prev when not nil; the memo is nil when
+	// the body was read with encoding/json.
+	read(body []byte, prev *readMemo) (*Request, *readMemo, error)
+}
