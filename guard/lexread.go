@@ -20,6 +20,8 @@ type lexReader struct {
 	body []byte
 	prev *readMemo
 	memo *readMemo
+	// shared is how many bytes body begins with as prev's does.
+	shared int
 }
 
 // lexRead reads body with read, against prev when not nil, and returns
@@ -27,16 +29,32 @@ type lexReader struct {
 // that is not valid UTF-8 (encoding/json reads its invalid bytes as
 // U+FFFD) or that read leaves to encoding/json.
 func lexRead(body []byte, prev *readMemo, read func(*lexReader) (*Request, bool)) (*Request, *readMemo, bool) {
-	if !utf8.Valid(body) {
+	lx := &lexReader{ok: true, body: body, prev: prev, memo: &readMemo{body: body}}
+	checked := 0
+	if prev != nil {
+		lx.shared = prefixLen(prev.body, body)
+		checked = validPrefix(prev.body, lx.shared)
+	}
+	if !utf8.Valid(body[checked:]) {
 		return nil, nil, false
 	}
-	lx := &lexReader{ok: true, body: body, prev: prev, memo: &readMemo{body: body}}
 	lx.d.Reset(body)
 	r, ok := read(lx)
 	if !ok {
 		return nil, nil, false
 	}
 	return r, lx.memo, true
+}
+
+// validPrefix is how many of the first n bytes of b, valid UTF-8 read
+// before, hold whole runes: those need no second check in a body that
+// begins with the same n bytes.
+func validPrefix(b []byte, n int) int {
+	c := max(n-utf8.UTFMax, 0)
+	for c > 0 && !utf8.RuneStart(b[c]) {
+		c--
+	}
+	return c
 }
 
 // end reports whether the whole body was read: ok, the top-level object's

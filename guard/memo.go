@@ -96,8 +96,7 @@ func (lx *lexReader) resume(h *histState) int {
 	if p == nil || p.start != start || len(p.marks) == 0 {
 		return 0
 	}
-	shared := prefixLen(p.body, lx.body)
-	k := sort.Search(len(p.marks), func(i int) bool { return p.marks[i].end > shared })
+	k := sort.Search(len(p.marks), func(i int) bool { return p.marks[i].end > lx.shared })
 	if k == 0 {
 		return 0
 	}

@@ -124,6 +124,9 @@ func FuzzReadAgainstMemo(f *testing.F) {
 	}
 	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`),
 		[]byte(`{"model":"m","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}`))
+	// A body that differs from a valid one inside a rune, made invalid.
+	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"aé"}]}`),
+		[]byte("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"a\xc3\x28\"}]}"))
 	f.Fuzz(func(t *testing.T, prev, body []byte) {
 		for _, rr := range requestReaders {
 			_, memo, ok := lexRead(prev, nil, rr.fast)
