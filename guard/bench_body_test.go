@@ -278,15 +278,20 @@ func BenchmarkBodyLatency(b *testing.B) {
 				perRound, rounds, sessions := 128*max(1, workers/32), 4, max(16, workers)
 				seq := claudeSession(b, size, (rounds+1)*perRound/sessions)
 				var lat [3][]time.Duration
+				// The paths run in turn: the process's CPU time over a
+				// path's calls is what they cost the machine.
+				var cpu [3]time.Duration
 				var next [3][]int
 				for r := -1; r < rounds; r++ { // round -1 warms the connections and reads each session's first request
 					for k, base := range []string{up, bare, guarded} {
 						if next[k] == nil {
 							next[k] = make([]int, sessions)
 						}
+						before := cpuTime()
 						d := sendCalls(b, client, base, seq, next[k], perRound, workers, r)
 						if r >= 0 {
 							lat[k] = append(lat[k], d...)
+							cpu[k] += cpuTime() - before
 						}
 					}
 				}
@@ -302,6 +307,10 @@ func BenchmarkBodyLatency(b *testing.B) {
 				b.ReportMetric(float64(gp)/float64(bp), "guard/bare-p99")
 				b.ReportMetric(float64((gp - bp).Microseconds()), "guard-minus-bare-p99-µs")
 				b.ReportMetric(float64(pct(lat[1], 0.5).Microseconds()), "bare-p50-µs")
+				calls := float64(len(lat[0]))
+				b.ReportMetric(float64(cpu[0].Microseconds())/calls, "direct-cpu-µs/call")
+				b.ReportMetric(float64(cpu[1].Microseconds())/calls, "bare-cpu-µs/call")
+				b.ReportMetric(float64(cpu[2].Microseconds())/calls, "guard-cpu-µs/call")
 				b.ReportMetric(float64(pct(lat[2], 0.5).Microseconds()), "guard-p50-µs")
 			})
 		}

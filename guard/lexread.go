@@ -22,6 +22,8 @@ type lexReader struct {
 	memo *readMemo
 	// shared is how many bytes body begins with as prev's does.
 	shared int
+	// tailKnown: the body after the history array is prev's (history).
+	tailKnown bool
 }
 
 // lexRead reads body with read, against prev when not nil, and returns
@@ -43,6 +45,10 @@ func lexRead(body []byte, prev *readMemo, read func(*lexReader) (*Request, bool)
 	if !ok {
 		return nil, nil, false
 	}
+	if lx.tailKnown {
+		r = prev.withHistory(lx.memo)
+	}
+	lx.memo.read = r
 	return r, lx.memo, true
 }
 

@@ -31,14 +31,18 @@ import (
 type readMemo struct {
 	body  []byte
 	start int // offset just past the history array's '['
+	tail  int // offset just past its ']'
 	marks []histMark
-	items []rollout.Message // the history's items after its last element
+	// items and echoed are the history's after its last element.
+	items  []rollout.Message
+	echoed []string
+	// read is the Request read, and hashes its prefix hashes.
+	read   *Request
+	hashes []uint64
 	// resumed counts the elements taken from the memo it was read
-	// against.
-	resumed int
-	// request and hashes are the Request read and its prefix hashes.
-	request []rollout.Message
-	hashes  []uint64
+	// against; tailKnown says the body after the history was the memo's.
+	resumed   int
+	tailKnown bool
 }
 
 // histMark is where an element of the history array ended and the
@@ -59,10 +63,13 @@ type histState struct {
 	inRun  bool
 }
 
-// history reads the history array, elem reading one element into h. With
-// a memo of an earlier body, the elements of the memo that end within the
-// bytes the two bodies share are taken from it and reading goes on after
-// them. With lx.memo set, it records where each element ends.
+// history reads the history array, elem reading one element into h, and
+// records where each element ends. With a memo of an earlier body, the
+// elements of the memo that end within the bytes the two bodies share are
+// taken from it and reading goes on after them; and when the rest of the
+// body after the array is the rest of the memo's body after its array,
+// the rest is not read again (lx.tailKnown): the Request is the memo's
+// with this history (lexRead).
 func (lx *lexReader) history(h *histState, elem func() bool) int {
 	if !lx.ok || lx.d.Kind() != jsonlex.Array || !lx.d.Begin('[') {
 		lx.fail()
@@ -74,24 +81,39 @@ func (lx *lexReader) history(h *histState, elem func() bool) int {
 			lx.fail()
 			return n
 		}
-		if lx.memo != nil {
-			lx.memo.marks = append(lx.memo.marks, histMark{end: lx.d.Offset(), items: len(h.items),
-				echoed: slices.Clone(h.echoed), inRun: h.inRun})
-		}
+		lx.memo.marks = append(lx.memo.marks, histMark{end: lx.d.Offset(), items: len(h.items),
+			echoed: slices.Clone(h.echoed), inRun: h.inRun})
 	}
-	if lx.memo != nil {
-		lx.memo.items = slices.Clip(h.items)
+	m, p := lx.memo, lx.prev
+	m.tail, m.items, m.echoed = lx.d.Offset(), slices.Clip(h.items), h.echoed
+	if m.resumed > 0 && lx.d.Err() == nil && bytes.Equal(lx.body[m.tail:], p.body[p.tail:]) {
+		// The top-level object's closing brace, the last byte but
+		// whitespace, as in the memo's body.
+		lx.tailKnown, m.tailKnown = true, true
+		lx.d.Seek(len(bytes.TrimRight(lx.body, " \t\r\n")) - 1)
 	}
 	return n
+}
+
+// withHistory is the Request p read with m's history in place of its
+// own: what a body reads as whose bytes outside its history array are
+// p's.
+func (p *readMemo) withHistory(m *readMemo) *Request {
+	r := *p.read
+	if lead := len(p.read.Items) - len(p.items); lead > 0 {
+		r.Items = append(slices.Clip(p.read.Items[:lead]), m.items...)
+	} else {
+		r.Items = m.items
+	}
+	r.Echoed = m.echoed
+	return &r
 }
 
 // resume takes from lx.prev the elements that end within the bytes its
 // body shares with this one, moves past them and returns their number.
 func (lx *lexReader) resume(h *histState) int {
 	start := lx.d.Offset()
-	if lx.memo != nil {
-		lx.memo.start = start
-	}
+	lx.memo.start = start
 	p := lx.prev
 	if p == nil || p.start != start || len(p.marks) == 0 {
 		return 0
@@ -107,10 +129,8 @@ func (lx *lexReader) resume(h *histState) int {
 	h.echoed = slices.Clone(m.echoed)
 	h.inRun = m.inRun
 	lx.d.Seek(m.end)
-	if lx.memo != nil {
-		lx.memo.marks = append(lx.memo.marks, p.marks[:k]...)
-		lx.memo.resumed = k
-	}
+	lx.memo.marks = append(lx.memo.marks, p.marks[:k]...)
+	lx.memo.resumed = k
 	return k
 }
 
@@ -227,12 +247,12 @@ func (g *Guard) readRequest(codec Codec, h http.Header, body []byte) (*Request, 
 	}
 	var hashes []uint64
 	if prev != nil {
-		hashes = prefixHashesFrom(prev.request, prev.hashes, r.Items)
+		hashes = prefixHashesFrom(prev.read.Items, prev.hashes, r.Items)
 	} else {
 		hashes = prefixHashes(r.Items)
 	}
 	if m != nil {
-		m.request, m.hashes = r.Items, hashes
+		m.hashes = hashes
 		g.memos.put(key, m)
 	}
 	return r, hashes, nil

@@ -82,11 +82,15 @@ func TestReadAgainstMemo(t *testing.T) {
 			text := appendHistory(changed, end, turn[2])
 			_, end = historyOf(t, text, key)
 			call := appendHistory(text, end, turn[0])
+			// A key added after the history: the rest is read again.
+			closing := bytes.LastIndexByte(call, '}')
+			extra := fmt.Appendf(nil, "%s,\"x_extra\":1%s", call[:closing], call[closing:])
 			steps := []struct {
-				body    []byte
-				resumed int
-			}{{first, 0}, {grown, len(elems)}, {changed, 1}, {changed, len(all)},
-				{text, len(all)}, {call, len(all) + 1}}
+				body      []byte
+				resumed   int
+				tailKnown bool
+			}{{first, 0, false}, {grown, len(elems), true}, {changed, 1, true}, {changed, len(all), true},
+				{text, len(all), true}, {call, len(all) + 1, true}, {extra, len(all) + 2, false}}
 			var memo *readMemo
 			for i, st := range steps {
 				got, m, ok := lexRead(st.body, memo, rr.fast)
@@ -104,8 +108,9 @@ func TestReadAgainstMemo(t *testing.T) {
 				if diff := cmp.Diff(slow, got); diff != "" {
 					t.Errorf("step %d: against the memo vs encoding/json (-json +memo):\n%s", i, diff)
 				}
-				if m.resumed != st.resumed {
-					t.Errorf("step %d: %d elements taken from the memo, want %d", i, m.resumed, st.resumed)
+				if m.resumed != st.resumed || m.tailKnown != st.tailKnown {
+					t.Errorf("step %d: %d elements taken from the memo, want %d; the rest taken %v, want %v",
+						i, m.resumed, st.resumed, m.tailKnown, st.tailKnown)
 				}
 				memo = m
 			}
