@@ -2,11 +2,14 @@ package cli
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
@@ -157,12 +160,15 @@ func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 	}
 	job := eval.Job{Data: c.String("data"), Predictions: c.String("predictions"), Ollama: c.String("ollama"),
 		Ready: checkOllama, Endpoint: c.String("endpoint"), Model: c.String("model"), APIKey: os.Getenv(c.String("api-key-env")),
-		Headers: c.StringSlice("header"), ExtraBody: c.String("extra-body"), Temperature: c.Float64("temperature"),
-		MaxTokens: c.Int("max-tokens"), Seed: c.Uint64("seed"), SendSeed: c.IsSet("seed"), Out: c.String("predictions-out"),
+		Temperature: c.Float64("temperature"),
+		MaxTokens:   c.Int("max-tokens"), Seed: c.Uint64("seed"), SendSeed: c.IsSet("seed"), Out: c.String("predictions-out"),
 		Ask: predict.Options{Concurrency: c.Int("concurrency"), Rate: c.Float64("rate"),
 			Retry: predict.Retry{Attempts: c.Int("attempts"), Timeout: c.Duration("timeout")}},
 		Agent: prices(c, ""), Estimator: prices(c, "estimator-"),
 		Name: c.String("name"), Bootstrap: new(c.Int("bootstrap")), BagenV1: compat.Name != "", Strict: c.Bool("strict")}
+	if err := endpointFlags(c, &job); err != nil {
+		return eval.Run{}, nil, fmt.Errorf("eval: %w", err)
+	}
 	bar := newProgress(c.Bool("quiet"))
 	job.Ask.Progress = func(p predict.Progress) {
 		note := fmt.Sprintf("%.1f/s ETA %v", p.Rate(), p.ETA().Round(time.Second))
@@ -178,6 +184,27 @@ func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 	}
 	evalNotes(c, o)
 	return o.Run, o.Failed, nil
+}
+
+// endpointFlags reads --header and --extra-body into job and reports
+// them and every other bad field of its endpoint client at once.
+func endpointFlags(c *ucli.Context, job *eval.Job) error {
+	var errs []error
+	job.Header = http.Header{}
+	for _, h := range c.StringSlice("header") {
+		k, v, ok := strings.Cut(h, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			errs = append(errs, fmt.Errorf("--header %q: want K=V", h))
+			continue
+		}
+		job.Header.Add(strings.TrimSpace(k), v)
+	}
+	if extra := c.String("extra-body"); extra != "" {
+		if err := json.Unmarshal([]byte(extra), &job.Extra); err != nil || job.Extra == nil {
+			errs = append(errs, fmt.Errorf("--extra-body: want a JSON object, got %q", extra))
+		}
+	}
+	return errors.Join(append(errs, job.Validate())...)
 }
 
 // evalError restates eval.Do's error for the command line.

@@ -2,7 +2,6 @@ package eval
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -29,13 +28,12 @@ type Job struct {
 	// answers).
 	Ollama string
 	Ready  func(context.Context) error
-	// Endpoint is an OpenAI-compatible Chat Completions server
-	// (prediction.OpenAI.BaseURL) to ask for Model, with APIKey (none when
-	// empty), Headers ("K=V" each) and ExtraBody (a JSON object merged
-	// into every request; none when empty).
+	// Endpoint is an OpenAI-compatible Chat Completions server to ask for
+	// Model, with APIKey (none when empty), Header and Extra: the fields of
+	// prediction.OpenAI.
 	Endpoint, Model, APIKey string
-	Headers                 []string
-	ExtraBody               string
+	Header                  http.Header
+	Extra                   map[string]any
 	// Temperature and MaxTokens are the sampling temperature (0: greedy)
 	// and the answer cap (0: prediction.DefaultMaxTokens).
 	Temperature float64
@@ -94,6 +92,9 @@ type Asked struct {
 // that failed in Outcome.Failed, not as the error; a *JoinError is a join
 // ScoreRun refused.
 func Do(ctx context.Context, j Job) (Outcome, error) {
+	if err := j.Validate(); err != nil {
+		return Outcome{}, err
+	}
 	rows, err := dataset.ReadRL(j.Data)
 	if err != nil {
 		return Outcome{}, err
@@ -173,7 +174,7 @@ func (o *Outcome) addSpend(set *prediction.Set, agent, estimator prediction.Pric
 // probe's request key, what this run did and the probes that failed.
 func ask(ctx context.Context, j Job, rows []dataset.RLRow) (string, map[string]string, *Asked, *prediction.FailedError, error) {
 	model := j.model()
-	client, err := j.client(ctx, model)
+	client, err := j.client(ctx)
 	if err != nil {
 		return "", nil, nil, nil, err
 	}
@@ -194,44 +195,60 @@ func ask(ctx context.Context, j Job, rows []dataset.RLRow) (string, map[string]s
 	return out, prediction.RequestKeys(client, model, probes), asked, failed, nil
 }
 
-// client builds the Ollama or Chat Completions client j asks for, and
-// reports every bad field of the latter at once.
-func (j Job) client(ctx context.Context, model string) (prediction.Client, error) {
-	if j.Endpoint == "" {
-		api, err := api.ClientFromEnvironment()
-		if err != nil {
-			return nil, fmt.Errorf("ollama: %w", err)
-		}
-		if j.Ready != nil {
-			if err := j.Ready(ctx); err != nil {
-				return nil, err
-			}
-		}
-		return &prediction.Ollama{API: api, Model: model, Temperature: j.Temperature,
-			NumPredict: j.MaxTokens, Seed: int64(j.Seed)}, nil
+// client builds the Ollama or Chat Completions client j asks for.
+func (j Job) client(ctx context.Context) (prediction.Client, error) {
+	if j.Endpoint != "" {
+		o := j.openAI()
+		return o, o.Validate()
 	}
-	o := &prediction.OpenAI{BaseURL: j.Endpoint, Model: model, APIKey: j.APIKey,
-		Temperature: j.Temperature, MaxTokens: j.MaxTokens, Header: http.Header{}}
+	api, err := api.ClientFromEnvironment()
+	if err != nil {
+		return nil, fmt.Errorf("ollama: %w", err)
+	}
+	if j.Ready != nil {
+		if err := j.Ready(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return &prediction.Ollama{API: api, Model: j.Ollama, Temperature: j.Temperature,
+		NumPredict: j.MaxTokens, Seed: int64(j.Seed)}, nil
+}
+
+// openAI is the Chat Completions client of j.Endpoint.
+func (j Job) openAI() *prediction.OpenAI {
+	o := &prediction.OpenAI{BaseURL: j.Endpoint, Model: j.Model, APIKey: j.APIKey,
+		Temperature: j.Temperature, MaxTokens: j.MaxTokens, Header: j.Header, Extra: j.Extra}
 	if j.SendSeed {
 		seed := int64(j.Seed)
 		o.Seed = &seed
 	}
+	return o
+}
+
+// Validate reports every bad field of j at once: no Data, not exactly
+// one source of answers, and those of the Chat Completions client it
+// would ask (prediction.OpenAI.Validate).
+func (j Job) Validate() error {
 	var errs []error
-	for _, h := range j.Headers {
-		k, v, ok := strings.Cut(h, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			errs = append(errs, fmt.Errorf("--header %q: want K=V", h))
-			continue
+	if j.Data == "" {
+		errs = append(errs, errors.New("data: none given"))
+	}
+	if n := countSet(j.Predictions, j.Ollama, j.Endpoint); n != 1 {
+		errs = append(errs, fmt.Errorf("answers: want one of a predictions file, an Ollama model and an endpoint, got %d", n))
+	}
+	if j.Endpoint != "" {
+		errs = append(errs, j.openAI().Validate())
+	}
+	return errors.Join(errs...)
+}
+
+// countSet counts the non-empty strings.
+func countSet(s ...string) int {
+	n := 0
+	for _, v := range s {
+		if v != "" {
+			n++
 		}
-		o.Header.Add(strings.TrimSpace(k), v)
 	}
-	if j.ExtraBody != "" {
-		if err := json.Unmarshal([]byte(j.ExtraBody), &o.Extra); err != nil || o.Extra == nil {
-			errs = append(errs, fmt.Errorf("--extra-body: want a JSON object, got %q", j.ExtraBody))
-		}
-	}
-	if err := o.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	return o, errors.Join(errs...)
+	return n
 }
