@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/parquet-go/parquet-go"
 
 	"bagen-data/dataset"
 	"bagen-data/eval/prediction"
@@ -36,15 +35,7 @@ func askRows(t *testing.T) string {
 		row("b_probe_after_turn_0", "B0", 3, 300, 2600, false),
 	}
 	path := filepath.Join(t.TempDir(), "test.parquet")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := parquet.NewGenericWriter[dataset.RLRow](f)
-	if _, err := w.Write(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := errors.Join(w.Close(), f.Close()); err != nil {
+	if err := dataset.WriteFile(t.Context(), path, rows); err != nil {
 		t.Fatal(err)
 	}
 	return path
