@@ -65,7 +65,7 @@ func (g *Guard) serveAlongside(w http.ResponseWriter, r *http.Request, codec Cod
 	}
 	defer g.inflight.Release(n)
 	c := &call{codec: codec, start: time.Now(), ready: make(chan struct{})}
-	body := &copyBody{src: r.Body, buf: make([]byte, 0, r.ContentLength)}
+	body := &copyBody{src: r.Body, buf: bodyBuf(r.ContentLength)}
 	body.done = func(b []byte, err error) { go g.readCopy(c, r, b, err) }
 	w.Header().Set("X-Bagen-Guard", "pass")
 	out := r.Clone(context.WithValue(r.Context(), callKey{}, c))
@@ -80,9 +80,12 @@ func (g *Guard) serveAlongside(w http.ResponseWriter, r *http.Request, codec Cod
 func (g *Guard) readCopy(c *call, r *http.Request, body []byte, err error) {
 	defer close(c.ready)
 	if err != nil {
+		if body != nil {
+			freeBody(body)
+		}
 		return
 	}
-	req, hashes, err := g.readRequest(c.codec, r.Header, body)
+	req, hashes, err := g.readRequest(c.codec, r.Header, body, freeBody)
 	if err != nil {
 		return
 	}
@@ -139,6 +142,7 @@ func (b *copyBody) Read(p []byte) (int, error) {
 			end = nil
 		}
 		b.once.Do(func() { b.done(b.buf, end) })
+		b.buf = nil // done's now
 	}
 	return n, err
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"container/list"
 	"hash/maphash"
+	"math/bits"
 	"net/http"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"bagen-data/internal/jsonlex"
 	"bagen-data/rollout"
@@ -43,6 +45,26 @@ type readMemo struct {
 	// against; tailKnown says the body after the history was the memo's.
 	resumed   int
 	tailKnown bool
+	// refs counts the memo's holders: the memos that keep it and each
+	// reading against it. free, when set, is given the body once none
+	// is left.
+	refs atomic.Int32
+	free func([]byte)
+}
+
+// hold counts one more holder of m (none for nil) and returns m.
+func (m *readMemo) hold() *readMemo {
+	if m != nil {
+		m.refs.Add(1)
+	}
+	return m
+}
+
+// drop counts one holder of m less; the last gives the body to free.
+func (m *readMemo) drop() {
+	if m != nil && m.refs.Add(-1) == 0 && m.free != nil {
+		m.free(m.body)
+	}
 }
 
 // histMark is where an element of the history array ended and the
@@ -168,7 +190,8 @@ type memoEntry struct {
 
 func newMemos() *memos { return &memos{limit: memoBytes, byKey: map[string]*list.Element{}} }
 
-// get is the memo kept under key, nil for none.
+// get is the memo kept under key, held (drop it when done), nil for
+// none.
 func (ms *memos) get(key string) *readMemo {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
@@ -177,26 +200,36 @@ func (ms *memos) get(key string) *readMemo {
 		return nil
 	}
 	ms.lru.MoveToFront(e)
-	return e.Value.(*memoEntry).memo
+	return e.Value.(*memoEntry).memo.hold()
 }
 
-// put keeps m under key in place of the one kept before.
+// put keeps m under key in place of the one kept before; m's first
+// holder is the memos.
 func (ms *memos) put(key string, m *readMemo) {
+	var dropped []*readMemo
 	ms.mu.Lock()
-	defer ms.mu.Unlock()
 	if e, ok := ms.byKey[key]; ok {
-		ms.bytes -= len(e.Value.(*memoEntry).memo.body)
-		ms.lru.Remove(e)
+		dropped = append(dropped, ms.remove(e))
 	}
+	m.refs.Add(1)
 	ms.byKey[key] = ms.lru.PushFront(&memoEntry{key: key, memo: m})
 	ms.bytes += len(m.body)
 	for ms.bytes > ms.limit && ms.lru.Len() > 1 {
-		e := ms.lru.Back()
-		old := e.Value.(*memoEntry)
-		ms.lru.Remove(e)
-		delete(ms.byKey, old.key)
-		ms.bytes -= len(old.memo.body)
+		dropped = append(dropped, ms.remove(ms.lru.Back()))
 	}
+	ms.mu.Unlock()
+	for _, old := range dropped {
+		old.drop()
+	}
+}
+
+// remove takes e out of the memos and returns its memo.
+func (ms *memos) remove(e *list.Element) *readMemo {
+	me := e.Value.(*memoEntry)
+	ms.lru.Remove(e)
+	delete(ms.byKey, me.key)
+	ms.bytes -= len(me.memo.body)
+	return me.memo
 }
 
 // memoMin is the smallest body whose memo is kept: a shorter one reads
@@ -229,19 +262,28 @@ func appendUint64(b []byte, v uint64) []byte {
 }
 
 // readRequest reads body as codec's request, and its prefix hashes,
-// against the memo of its session, and keeps the memo it leaves.
-func (g *Guard) readRequest(codec Codec, h http.Header, body []byte) (*Request, []uint64, error) {
+// against the memo of its session, and keeps the memo it leaves. free,
+// when set, takes body back once nothing holds it: at once when no memo
+// keeps it.
+func (g *Guard) readRequest(codec Codec, h http.Header, body []byte, free func([]byte)) (*Request, []uint64, error) {
 	mr, ok := codec.(memoReader)
 	key := memoKey(codec, h, body)
 	if !ok || key == "" {
 		r, err := codec.Request(body)
+		if free != nil {
+			free(body)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
 		return r, prefixHashes(r.Items), nil
 	}
 	prev := g.memos.get(key)
+	defer prev.drop()
 	r, m, err := mr.read(body, prev)
+	if m == nil && free != nil {
+		free(body)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -252,10 +294,50 @@ func (g *Guard) readRequest(codec Codec, h http.Header, body []byte) (*Request, 
 		hashes = prefixHashes(r.Items)
 	}
 	if m != nil {
-		m.hashes = hashes
+		m.hashes, m.free = hashes, free
 		g.memos.put(key, m)
 	}
 	return r, hashes, nil
+}
+
+// bodyClasses are the capacities of the pooled body buffers: powers of
+// two from 16 KiB to 16 MiB.
+const (
+	bodyClassMin = 14
+	bodyClassMax = 24
+)
+
+// bodyBufs keeps, by capacity, the buffers of the request copies read
+// alongside: a buffer made for each body was zeroed, and collected, each
+// time (a megabyte at each call of a long session).
+var bodyBufs [bodyClassMax - bodyClassMin + 1]sync.Pool
+
+// bodyClass is the class of a buffer for n bytes, -1 for none.
+func bodyClass(n int64) int {
+	c := max(bits.Len64(uint64(max(n, 1)-1)), bodyClassMin)
+	if c > bodyClassMax {
+		return -1
+	}
+	return c - bodyClassMin
+}
+
+// bodyBuf is an empty buffer for n bytes.
+func bodyBuf(n int64) []byte {
+	c := bodyClass(n)
+	if c < 0 {
+		return make([]byte, 0, n)
+	}
+	if b, ok := bodyBufs[c].Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, 1<<(c+bodyClassMin))
+}
+
+// freeBody takes back a buffer bodyBuf made.
+func freeBody(b []byte) {
+	if c := bodyClass(int64(cap(b))); c >= 0 && cap(b) == 1<<(c+bodyClassMin) {
+		bodyBufs[c].Put(&b)
+	}
 }
 
 // memoReader is a codec whose request reader keeps memos.

@@ -195,3 +195,22 @@ func TestPrefixHashesFrom(t *testing.T) {
 		t.Errorf("user/ab and usera/b hash alike: %x", a[1])
 	}
 }
+
+// TestMemoBodyFreedOnce: a memo's body goes back once, when neither the
+// memos nor a reading hold it any more.
+func TestMemoBodyFreedOnce(t *testing.T) {
+	ms := newMemos()
+	freed := 0
+	old := &readMemo{body: []byte("old"), free: func([]byte) { freed++ }}
+	ms.put("k", old)
+	held := ms.get("k")
+	ms.put("k", &readMemo{body: []byte("new")}) // replaces old, still read
+	if freed != 0 {
+		t.Fatalf("freed %d times while a reading holds it", freed)
+	}
+	held.drop()
+	held.drop() // a second drop past zero must not free again
+	if freed != 1 {
+		t.Errorf("freed %d times, want 1", freed)
+	}
+}

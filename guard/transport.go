@@ -90,7 +90,7 @@ func (g *Guard) serveModel(w http.ResponseWriter, r *http.Request, codec Codec) 
 		return
 	}
 	defer release()
-	req, hashes, err := g.readRequest(codec, r.Header, body)
+	req, hashes, err := g.readRequest(codec, r.Header, body, nil)
 	if err != nil {
 		// Not the guard's to judge: the upstream answers it.
 		g.forward(w, r, body, nil)
