@@ -99,6 +99,9 @@ func (g *Guard) readCopy(c *call, r *http.Request, key string, memo *readMemo, b
 	if err != nil {
 		return
 	}
+	if !c.claim.CompareAndSwap(claimOpen, claimRead) {
+		return // the answer went on unobserved
+	}
 	c.req, c.hashes = req, hashes
 	var how string
 	var firstTools bool
@@ -113,7 +116,7 @@ func (g *Guard) readCopy(c *call, r *http.Request, key string, memo *readMemo, b
 // an upstream that answers before it has the whole body and then reads
 // no more of it could hold it back, so the wait is bounded by copyWait,
 // after which the call goes unobserved, as a request the guard cannot
-// read does.
+// read does: a reading that ends later leaves no trace (claim).
 func (c *call) wait() bool {
 	if c.ready == nil {
 		return true
@@ -122,14 +125,26 @@ func (c *call) wait() bool {
 	defer t.Stop()
 	select {
 	case <-c.ready:
-		return c.observed
 	case <-t.C:
-		return false
+		if c.claim.CompareAndSwap(claimOpen, claimGivenUp) {
+			return false
+		}
+		<-c.ready // the reading took the call first, and is ending
 	}
+	return c.observed
 }
 
 // copyWait bounds how long an answer waits for its request's copy.
-const copyWait = 5 * time.Second
+var copyWait = 5 * time.Second
+
+// The claim on a call read alongside: the reading takes it to record the
+// call, or the answer, tired of waiting, takes it to leave the call
+// unobserved; whichever comes second backs off.
+const (
+	claimOpen int32 = iota
+	claimRead
+	claimGivenUp
+)
 
 // errCopyCut: the transport closed a request body before its end.
 var errCopyCut = errors.New("request body closed before its end")

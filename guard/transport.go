@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"bagen-data/internal/httpd"
@@ -71,6 +72,7 @@ type call struct {
 	// be. nil: the request was read first, and is observed.
 	ready    chan struct{}
 	observed bool
+	claim    atomic.Int32 // claimOpen, claimRead, claimGivenUp
 }
 
 type callKey struct{}
