@@ -66,11 +66,7 @@ func (g *Guard) serveAlongside(w http.ResponseWriter, r *http.Request, codec Cod
 	defer g.inflight.Release(n)
 	c := &call{codec: codec, start: time.Now(), ready: make(chan struct{})}
 	body := &copyBody{src: r.Body, buf: bodyBuf(r.ContentLength)}
-	key := headerMemoKey(codec, r.Header)
-	if r.ContentLength >= memoMin {
-		body.memo = g.memos.get(key)
-	}
-	body.done = func(b []byte, err error) { go g.readCopy(c, r, key, body.memo, b, body.shared, err) }
+	body.done = func(b []byte, err error) { go g.readCopy(c, r, b, err) }
 	w.Header().Set("X-Bagen-Guard", "pass")
 	out := r.Clone(context.WithValue(r.Context(), callKey{}, c))
 	out.Body = body
@@ -79,23 +75,17 @@ func (g *Guard) serveAlongside(w http.ResponseWriter, r *http.Request, codec Cod
 }
 
 // readCopy does with a forwarded request's copy what serveModel does with
-// a request it read first, against the memo of its session (held;
-// readCopy drops it) with which its first shared bytes are known to
-// agree; a copy cut short or unreadable leaves the call unobserved, as
-// serveModel leaves a request it cannot read.
-func (g *Guard) readCopy(c *call, r *http.Request, key string, memo *readMemo, body []byte, shared int, err error) {
+// a request it read first; a copy cut short or unreadable leaves the call
+// unobserved, as serveModel leaves a request it cannot read.
+func (g *Guard) readCopy(c *call, r *http.Request, body []byte, err error) {
 	defer close(c.ready)
 	if err != nil {
-		memo.drop()
 		if body != nil {
 			freeBody(body)
 		}
 		return
 	}
-	if memo == nil || len(body) < memoMin {
-		shared = -1
-	}
-	req, hashes, err := g.readAgainst(c.codec, key, body, memo, shared, freeBody)
+	req, hashes, err := g.readRequest(c.codec, r.Header, body, freeBody)
 	if err != nil {
 		return
 	}
@@ -149,31 +139,18 @@ const (
 // errCopyCut: the transport closed a request body before its end.
 var errCopyCut = errors.New("request body closed before its end")
 
-// copyBody is a request body forwarded as it is read, keeping a copy and
-// comparing it, as it comes, with the body of its session's memo (while
-// each piece is at hand, rather than all of it again once read); done is
-// given the copy once, at its end or when it fails.
+// copyBody is a request body forwarded as it is read, keeping a copy;
+// done is given the copy once, at its end or when it fails.
 type copyBody struct {
 	src  io.ReadCloser
 	buf  []byte
 	done func([]byte, error)
 	once sync.Once
-	// memo is the session's memo, nil for none; shared counts the
-	// bytes so far that agree with its body, until one does not.
-	memo     *readMemo
-	shared   int
-	diverged bool
 }
 
 func (b *copyBody) Read(p []byte) (int, error) {
 	n, err := b.src.Read(p)
 	b.buf = append(b.buf, p[:n]...)
-	if b.memo != nil && !b.diverged && n > 0 {
-		prev := b.memo.body[min(b.shared, len(b.memo.body)):]
-		same := prefixLen(prev, p[:n])
-		b.shared += same
-		b.diverged = same < n
-	}
 	if err != nil {
 		end := err
 		if errors.Is(err, io.EOF) {

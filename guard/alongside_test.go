@@ -118,7 +118,7 @@ func TestLateCopyLeavesNoTrace(t *testing.T) {
 	if late.wait() {
 		t.Fatal("a copy never read: the call observed")
 	}
-	g.readCopy(late, r, headerMemoKey(Chat{}, r.Header), nil, slices.Clone(body), -1, nil)
+	g.readCopy(late, r, slices.Clone(body), nil)
 	if n := g.sessions.count(); n != 0 || late.observed {
 		t.Errorf("after a late reading: %d sessions, observed %v; want none, false", n, late.observed)
 	}

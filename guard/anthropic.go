@@ -73,12 +73,12 @@ func anthropicAssistant(bs []anthropicBlock) string {
 // Request reads the system prompt and messages; cache_control markup and
 // thinking blocks are dropped, tool results are tool messages.
 func (a Anthropic) Request(body []byte) (*Request, error) {
-	r, _, err := a.read(body, nil, 0)
+	r, _, err := a.read(body, nil)
 	return r, err
 }
 
-func (Anthropic) read(body []byte, prev *readMemo, shared int) (*Request, *readMemo, error) {
-	if r, m, ok := lexReadFrom(body, prev, shared, readAnthropic); ok {
+func (Anthropic) read(body []byte, prev *readMemo) (*Request, *readMemo, error) {
+	if r, m, ok := lexRead(body, prev, readAnthropic); ok {
 		return r, m, nil
 	}
 	r, err := decodeAnthropic(body)

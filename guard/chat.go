@@ -28,12 +28,12 @@ type (
 // Request reads the messages; tool calls are rendered into the assistant
 // text as the trajectories show them.
 func (c Chat) Request(body []byte) (*Request, error) {
-	r, _, err := c.read(body, nil, 0)
+	r, _, err := c.read(body, nil)
 	return r, err
 }
 
-func (Chat) read(body []byte, prev *readMemo, shared int) (*Request, *readMemo, error) {
-	if r, m, ok := lexReadFrom(body, prev, shared, readChat); ok {
+func (Chat) read(body []byte, prev *readMemo) (*Request, *readMemo, error) {
+	if r, m, ok := lexRead(body, prev, readChat); ok {
 		return r, m, nil
 	}
 	r, err := decodeChat(body)

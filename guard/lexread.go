@@ -31,19 +31,10 @@ type lexReader struct {
 // that is not valid UTF-8 (encoding/json reads its invalid bytes as
 // U+FFFD) or that read leaves to encoding/json.
 func lexRead(body []byte, prev *readMemo, read func(*lexReader) (*Request, bool)) (*Request, *readMemo, bool) {
-	return lexReadFrom(body, prev, -1, read)
-}
-
-// lexReadFrom is lexRead of a body known to share its first shared bytes
-// with prev's; -1: not known yet.
-func lexReadFrom(body []byte, prev *readMemo, shared int, read func(*lexReader) (*Request, bool)) (*Request, *readMemo, bool) {
 	lx := &lexReader{ok: true, body: body, prev: prev, memo: &readMemo{body: body}}
 	checked := 0
 	if prev != nil {
-		lx.shared = shared
-		if shared < 0 {
-			lx.shared = prefixLen(prev.body, body)
-		}
+		lx.shared = prefixLen(prev.body, body)
 		checked = validPrefix(prev.body, lx.shared)
 	}
 	if !utf8.Valid(body[checked:]) {

@@ -247,20 +247,11 @@ func memoKey(codec Codec, h http.Header, body []byte) string {
 	if len(body) < memoMin {
 		return ""
 	}
-	if key := headerMemoKey(codec, h); key != "" {
-		return key
-	}
-	sum := maphash.Bytes(memoSeed, body[:4<<10])
-	return codec.Name() + "\x00b\x00" + string(appendUint64(nil, sum))
-}
-
-// headerMemoKey is the key of the memo of the session a header names, ""
-// when none does.
-func headerMemoKey(codec Codec, h http.Header) string {
 	if name, how := explicitID(h, &Request{}); how == "header" {
 		return codec.Name() + "\x00h\x00" + childKey(h, name)
 	}
-	return ""
+	sum := maphash.Bytes(memoSeed, body[:4<<10])
+	return codec.Name() + "\x00b\x00" + string(appendUint64(nil, sum))
 }
 
 func appendUint64(b []byte, v uint64) []byte {
@@ -275,20 +266,8 @@ func appendUint64(b []byte, v uint64) []byte {
 // when set, takes body back once nothing holds it: at once when no memo
 // keeps it.
 func (g *Guard) readRequest(codec Codec, h http.Header, body []byte, free func([]byte)) (*Request, []uint64, error) {
-	key := memoKey(codec, h, body)
-	var prev *readMemo
-	if key != "" {
-		prev = g.memos.get(key)
-	}
-	return g.readAgainst(codec, key, body, prev, -1, free)
-}
-
-// readAgainst is readRequest with the key of body's memo, the memo of
-// its session (held; readAgainst drops it) and how many bytes body
-// shares with that memo's, -1 for not known yet.
-func (g *Guard) readAgainst(codec Codec, key string, body []byte, prev *readMemo, shared int, free func([]byte)) (*Request, []uint64, error) {
-	defer prev.drop()
 	mr, ok := codec.(memoReader)
+	key := memoKey(codec, h, body)
 	if !ok || key == "" {
 		r, err := codec.Request(body)
 		if free != nil {
@@ -299,7 +278,9 @@ func (g *Guard) readAgainst(codec Codec, key string, body []byte, prev *readMemo
 		}
 		return r, prefixHashes(r.Items), nil
 	}
-	r, m, err := mr.read(body, prev, shared)
+	prev := g.memos.get(key)
+	defer prev.drop()
+	r, m, err := mr.read(body, prev)
 	if m == nil && free != nil {
 		free(body)
 	}
@@ -361,8 +342,7 @@ func freeBody(b []byte) {
 
 // memoReader is a codec whose request reader keeps memos.
 type memoReader interface {
-	// read reads body, against prev when not nil (sharing its first
-	// shared bytes with prev's, -1 for not known); the memo is nil when
+	// read reads body, against prev when not nil; the memo is nil when
 	// the body was read with encoding/json.
-	read(body []byte, prev *readMemo, shared int) (*Request, *readMemo, error)
+	read(body []byte, prev *readMemo) (*Request, *readMemo, error)
 }

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"slices"
 	"strings"
 	"testing"
-	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -215,38 +212,5 @@ func TestMemoBodyFreedOnce(t *testing.T) {
 	held.drop() // a second drop past zero must not free again
 	if freed != 1 {
 		t.Errorf("freed %d times, want 1", freed)
-	}
-}
-
-// TestCopyBodyShared: a copy read in pieces of any size counts the bytes
-// it shares with its memo's body as prefixLen does on the whole.
-func TestCopyBodyShared(t *testing.T) {
-	prev := []byte(strings.Repeat("abcdefgh", 5000))
-	cases := map[string][]byte{
-		"same":    prev,
-		"longer":  append(slices.Clone(prev), "ij"...),
-		"shorter": prev[:len(prev)-3],
-		"differs": append(slices.Clone(prev[:20001]), "X"+string(prev[20002:])...),
-		"first":   append([]byte("X"), prev[1:]...),
-	}
-	for name, body := range cases {
-		for _, piece := range []int{1, 7, 4096, 1 << 20} {
-			var got []byte
-			shared := -1
-			cb := &copyBody{src: io.NopCloser(iotest.OneByteReader(bytes.NewReader(body))), memo: &readMemo{body: prev}}
-			if piece > 1 {
-				cb.src = io.NopCloser(bytes.NewReader(body))
-			}
-			cb.done = func(b []byte, err error) { got, shared = b, cb.shared }
-			buf := make([]byte, piece)
-			for {
-				if _, err := cb.Read(buf); err != nil {
-					break
-				}
-			}
-			if want := prefixLen(prev, body); shared != want || !bytes.Equal(got, body) {
-				t.Errorf("%s in pieces of %d: shared %d, want %d; copy equal %v", name, piece, shared, want, bytes.Equal(got, body))
-			}
-		}
 	}
 }

@@ -44,12 +44,12 @@ type responsesRequest struct {
 // rendered into assistant text, their outputs are tool messages and
 // reasoning items are left out (the history does not replay them).
 func (c Responses) Request(body []byte) (*Request, error) {
-	r, _, err := c.read(body, nil, 0)
+	r, _, err := c.read(body, nil)
 	return r, err
 }
 
-func (Responses) read(body []byte, prev *readMemo, shared int) (*Request, *readMemo, error) {
-	if r, m, ok := lexReadFrom(body, prev, shared, readResponses); ok {
+func (Responses) read(body []byte, prev *readMemo) (*Request, *readMemo, error) {
+	if r, m, ok := lexRead(body, prev, readResponses); ok {
 		return r, m, nil
 	}
 	r, err := decodeResponses(body)
