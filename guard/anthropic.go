@@ -78,11 +78,7 @@ func (a Anthropic) Request(body []byte) (*Request, error) {
 }
 
 func (Anthropic) read(body []byte, prev *readMemo) (*Request, *readMemo, error) {
-	if r, m, ok := lexRead(body, prev, readAnthropic); ok {
-		return r, m, nil
-	}
-	r, err := decodeAnthropic(body)
-	return r, nil, err
+	return readEither(body, prev, readAnthropic, decodeAnthropic)
 }
 
 // decodeAnthropic is Request read with encoding/json.

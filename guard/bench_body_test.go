@@ -33,32 +33,39 @@ import (
 // bodySizes are the request sizes of the table.
 var bodySizes = []int{50 << 10, 250 << 10, 1 << 20}
 
+// recordedClaude is the recorded Claude Code request
+// (testdata/requests/claude.json), not streamed, with its messages
+// decoded into msgs, and this package's source for padding.
+func recordedClaude(tb testing.TB, msgs any) (req map[string]json.RawMessage, size int, src []byte) {
+	tb.Helper()
+	raw, err := os.ReadFile("testdata/requests/claude.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if src, err = os.ReadFile("guard_test.go"); err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(req["messages"], msgs); err != nil {
+		tb.Fatal(err)
+	}
+	req["stream"] = json.RawMessage("false")
+	return req, len(raw), src
+}
+
 // paddedClaudeRequest is the recorded Claude Code request
 // (testdata/requests/claude.json), not streamed, with turns of history
 // (a tool call and its result, the result a piece of this package's
 // source) inserted before its last message until it holds size bytes.
 func paddedClaudeRequest(tb testing.TB, size int) []byte {
 	tb.Helper()
-	raw, err := os.ReadFile("testdata/requests/claude.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	src, err := os.ReadFile("guard_test.go")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var req map[string]json.RawMessage
 	var msgs []json.RawMessage
-	if err := json.Unmarshal(raw, &req); err != nil {
-		tb.Fatal(err)
-	}
-	if err := json.Unmarshal(req["messages"], &msgs); err != nil {
-		tb.Fatal(err)
-	}
-	req["stream"] = json.RawMessage("false")
+	req, n0, src := recordedClaude(tb, &msgs)
 	last := msgs[len(msgs)-1]
 	msgs = msgs[:len(msgs)-1]
-	for k, n := 0, len(raw); ; k++ {
+	for k, n := 0, n0; ; k++ {
 		if n >= size {
 			req["messages"], _ = json.Marshal(append(msgs, last))
 			body, _ := json.Marshal(req)
@@ -123,23 +130,8 @@ const anthropicReply = `{"id":"msg_1","type":"message","role":"assistant","model
 // request is about size - calls/2 + j short turns.
 func claudeSession(tb testing.TB, size, calls int) [][]byte {
 	tb.Helper()
-	raw, err := os.ReadFile("testdata/requests/claude.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	src, err := os.ReadFile("guard_test.go")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var req map[string]json.RawMessage
 	var msgs []map[string]any
-	if err := json.Unmarshal(raw, &req); err != nil {
-		tb.Fatal(err)
-	}
-	if err := json.Unmarshal(req["messages"], &msgs); err != nil {
-		tb.Fatal(err)
-	}
-	req["stream"] = json.RawMessage("false")
+	req, n0, src := recordedClaude(tb, &msgs)
 	req["messages"] = json.RawMessage("[]")
 	top, _ := json.Marshal(req)
 	head, tail, _ := bytes.Cut(top, []byte(`"messages":[]`))
@@ -166,7 +158,7 @@ func claudeSession(tb testing.TB, size, calls int) [][]byte {
 	}
 	const short = 300
 	growth := calls * (short + 330)
-	for k, n, shorts := 0, len(raw), 0; shorts < calls; k++ {
+	for k, n, shorts := 0, n0, 0; shorts < calls; k++ {
 		width := 3000
 		if n >= size-growth/2 {
 			width = short

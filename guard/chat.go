@@ -33,11 +33,7 @@ func (c Chat) Request(body []byte) (*Request, error) {
 }
 
 func (Chat) read(body []byte, prev *readMemo) (*Request, *readMemo, error) {
-	if r, m, ok := lexRead(body, prev, readChat); ok {
-		return r, m, nil
-	}
-	r, err := decodeChat(body)
-	return r, nil, err
+	return readEither(body, prev, readChat, decodeChat)
 }
 
 // decodeChat is Request read with encoding/json.

@@ -52,6 +52,16 @@ func lexRead(body []byte, prev *readMemo, read func(*lexReader) (*Request, bool)
 	return r, lx.memo, true
 }
 
+// readEither reads body with the lexer reader fast, against prev, and
+// where fast leaves it with slow (encoding/json), which leaves no memo.
+func readEither(body []byte, prev *readMemo, fast func(*lexReader) (*Request, bool), slow func([]byte) (*Request, error)) (*Request, *readMemo, error) {
+	if r, m, ok := lexRead(body, prev, fast); ok {
+		return r, m, nil
+	}
+	r, err := slow(body)
+	return r, nil, err
+}
+
 // validPrefix is how many of the first n bytes of b, valid UTF-8 read
 // before, hold whole runes: those need no second check in a body that
 // begins with the same n bytes.

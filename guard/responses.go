@@ -49,11 +49,7 @@ func (c Responses) Request(body []byte) (*Request, error) {
 }
 
 func (Responses) read(body []byte, prev *readMemo) (*Request, *readMemo, error) {
-	if r, m, ok := lexRead(body, prev, readResponses); ok {
-		return r, m, nil
-	}
-	r, err := decodeResponses(body)
-	return r, nil, err
+	return readEither(body, prev, readResponses, decodeResponses)
 }
 
 // decodeResponses is Request read with encoding/json.
