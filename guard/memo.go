@@ -17,7 +17,7 @@ import (
 
 // Every request of a session sends its whole history again: the history
 // grows by a turn a call, and reading it all costs time in proportion to
-// its length (4 ms for a megabyte). A reader that keeps a memo of the
+// its length (about 5 ms for a megabyte). A reader that keeps a memo of the
 // last body it read of a session — the body, and where each element of
 // its history array ended — reads the next body only from the first
 // element that does not stand byte for byte at the same place: what it
@@ -29,7 +29,7 @@ import (
 // Request read, only how much of it is read anew (FuzzReadAgainstMemo).
 
 // readMemo is what reading a body left for reading its session's next
-// body. It is not changed once made.
+// body. Once kept (memos.put), only its count of holders changes.
 type readMemo struct {
 	body  []byte
 	start int // offset just past the history array's '['
