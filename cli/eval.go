@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/dataset"
 	"bagen-data/eval"
@@ -99,11 +100,11 @@ writes them as one HTML page (flags go before the file arguments).`,
 	Action: runEval,
 }
 
-func runEval(c *ucli.Context) error {
+func runEval(ctx context.Context, c *ucli.Command) error {
 	if c.Bool("compare") {
 		return runCompare(c, c.Args().Slice())
 	}
-	run, failed, err := evalRun(c)
+	run, failed, err := evalRun(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -120,11 +121,11 @@ func runEval(c *ucli.Context) error {
 }
 
 // printRun prints a scored run's summary (writeSummary) unless --quiet.
-func printRun(c *ucli.Context, run eval.Run) error {
+func printRun(c *ucli.Command, run eval.Run) error {
 	if c.Bool("quiet") {
 		return nil
 	}
-	return writeSummary(c.App.Writer, run)
+	return writeSummary(c.Root().Writer, run)
 }
 
 // writeSummary prints the run's metrics, its authors'-summary and its
@@ -148,7 +149,7 @@ func writeSummary(w io.Writer, run eval.Run) error {
 
 // evalRun checks the flags, gets the answers and scores them. failed lists
 // probes a model was asked and could not answer.
-func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
+func evalRun(ctx context.Context, c *ucli.Command) (eval.Run, *predict.FailedError, error) {
 	if err := c.Set("data", dataFile(c.String("data"))); err != nil {
 		return eval.Run{}, nil, err
 	}
@@ -168,7 +169,7 @@ func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 		if endpoint != "" {
 			model = c.String("model")
 		}
-		if preds, keys, stats, failed, err = ask(c, rows, model, endpoint); err != nil {
+		if preds, keys, stats, failed, err = ask(ctx, c, rows, model, endpoint); err != nil {
 			return eval.Run{}, nil, err
 		}
 	}
@@ -181,7 +182,7 @@ func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 		set = set.Only(keys)
 	}
 	if cut := set.Cut(); cut > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "eval: %d answers in %s were cut off (token cap, or no done flag); scored as they are\n", cut, preds)
+		fmt.Fprintf(c.Root().ErrWriter, "eval: %d answers in %s were cut off (token cap, or no done flag); scored as they are\n", cut, preds)
 	}
 	run, err := score(c, rows, set, preds, model)
 	if err != nil {
@@ -195,7 +196,7 @@ func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 // addSpend adds to run what the predictions and this run's requests cost,
 // when anything was asked, and prices the early stop's net when both the
 // agent's and the estimator's prices are given.
-func addSpend(c *ucli.Context, run *eval.Run, set *predict.Set, stats predict.Stats) {
+func addSpend(c *ucli.Command, run *eval.Run, set *predict.Set, stats predict.Stats) {
 	agent, estimator := prices(c, ""), prices(c, "estimator-")
 	if spend := set.Spend(); spend.Requests > 0 || stats.Probes > 0 {
 		s := eval.NewSpend(spend, stats, estimator)
@@ -205,13 +206,13 @@ func addSpend(c *ucli.Context, run *eval.Run, set *predict.Set, stats predict.St
 	case agent != (predict.Prices{}) && estimator != (predict.Prices{}):
 		run.Metrics.EarlyStop.Price(agent, estimator)
 	case agent != (predict.Prices{}) || estimator != (predict.Prices{}):
-		fmt.Fprintln(c.App.ErrWriter, "eval: the net savings in dollars need the agent's prices (--price-in, --price-out) and the estimator's (--estimator-price-in, --estimator-price-out)")
+		fmt.Fprintln(c.Root().ErrWriter, "eval: the net savings in dollars need the agent's prices (--price-in, --price-out) and the estimator's (--estimator-price-in, --estimator-price-out)")
 	}
 }
 
 // prices reads the --PREFIXprice-* flags; the cached price is the prompt
 // price unless given.
-func prices(c *ucli.Context, prefix string) predict.Prices {
+func prices(c *ucli.Command, prefix string) predict.Prices {
 	p := predict.Prices{In: c.Float64(prefix + "price-in"), Cached: c.Float64(prefix + "price-in"), Out: c.Float64(prefix + "price-out")}
 	if c.IsSet(prefix + "price-cached") {
 		p.Cached = c.Float64(prefix + "price-cached")
@@ -222,7 +223,7 @@ func prices(c *ucli.Context, prefix string) predict.Prices {
 // evalLine checks what the command line asks for before any input is
 // read: one source of answers, --data, no stray argument, numbers in
 // range. Its errors are usage errors (exit 2).
-func evalLine(c *ucli.Context) error {
+func evalLine(c *ucli.Command) error {
 	preds, model, endpoint := c.String("predictions"), c.String("ollama"), c.String("endpoint")
 	sources := 0
 	for _, s := range []string{preds, model, endpoint} {
@@ -256,7 +257,7 @@ func evalLine(c *ucli.Context) error {
 
 // score joins, computes and bootstraps (eval.ScoreRun); a join that is not
 // one to one is reported on stderr.
-func score(c *ucli.Context, rows []dataset.RLRow, set *predict.Set, preds, model string) (eval.Run, error) {
+func score(c *ucli.Command, rows []dataset.RLRow, set *predict.Set, preds, model string) (eval.Run, error) {
 	compat, err := probes.ParseCompat(c.String("compat"))
 	if err != nil {
 		return eval.Run{}, fmt.Errorf("eval: %w", err)
@@ -270,7 +271,7 @@ func score(c *ucli.Context, rows []dataset.RLRow, set *predict.Set, preds, model
 	case err != nil:
 		return eval.Run{}, fmt.Errorf("eval: %w", err)
 	case !s.OneToOne():
-		fmt.Fprintf(c.App.ErrWriter, "eval: %s\n", s.Summary())
+		fmt.Fprintf(c.Root().ErrWriter, "eval: %s\n", s.Summary())
 	}
 	return run, nil
 }
@@ -278,8 +279,8 @@ func score(c *ucli.Context, rows []dataset.RLRow, set *predict.Set, preds, model
 // ask answers the probes the predictions log has no answer for to the same
 // request (model, sampling, prompt) and returns the log's path, each
 // probe's request key, what this run spent and the probes that failed.
-func ask(c *ucli.Context, rows []dataset.RLRow, model, endpoint string) (string, map[string]string, predict.Stats, *predict.FailedError, error) {
-	client, err := modelClient(c, model, endpoint)
+func ask(ctx context.Context, c *ucli.Command, rows []dataset.RLRow, model, endpoint string) (string, map[string]string, predict.Stats, *predict.FailedError, error) {
+	client, err := modelClient(ctx, c, model, endpoint)
 	if err != nil {
 		return "", nil, predict.Stats{}, nil, fmt.Errorf("eval: %w", err)
 	}
@@ -300,7 +301,7 @@ func ask(c *ucli.Context, rows []dataset.RLRow, model, endpoint string) (string,
 		},
 	}
 	probes := predict.ProbesOf(rows)
-	before, stats, err := predict.ResumeFile(c.Context, client, probes, out, model, opt)
+	before, stats, err := predict.ResumeFile(ctx, client, probes, out, model, opt)
 	bar.done()
 	var failed *predict.FailedError
 	switch {
@@ -314,7 +315,7 @@ func ask(c *ucli.Context, rows []dataset.RLRow, model, endpoint string) (string,
 		if stats.Stale > 0 {
 			again = fmt.Sprintf("; %d asked again: their saved answers were to another prompt or sampling", stats.Stale)
 		}
-		fmt.Fprintf(c.App.ErrWriter, "eval: %d answers in %s (%d asked now, %d from before%s)\n",
+		fmt.Fprintf(c.Root().ErrWriter, "eval: %d answers in %s (%d asked now, %d from before%s)\n",
 			before+stats.Answered, out, stats.Probes, before, again)
 	}
 	return out, predict.RequestKeys(client, model, probes), stats, failed, nil
@@ -322,13 +323,13 @@ func ask(c *ucli.Context, rows []dataset.RLRow, model, endpoint string) (string,
 
 // modelClient builds the Ollama or Chat Completions client the flags ask
 // for.
-func modelClient(c *ucli.Context, model, endpoint string) (predict.Client, error) {
+func modelClient(ctx context.Context, c *ucli.Command, model, endpoint string) (predict.Client, error) {
 	if endpoint == "" {
 		api, err := api.ClientFromEnvironment()
 		if err != nil {
 			return nil, fmt.Errorf("ollama: %w", err)
 		}
-		if err := checkOllama(c.Context); err != nil {
+		if err := checkOllama(ctx); err != nil {
 			return nil, err
 		}
 		return &predict.Ollama{API: api, Model: model, Temperature: c.Float64("temperature"),
@@ -362,7 +363,7 @@ func modelClient(c *ucli.Context, model, endpoint string) (predict.Client, error
 
 // evalNumbers reports every negative (or not finite) number among the
 // flags (zero means the default, none or, for the rate, no cap).
-func evalNumbers(c *ucli.Context) error {
+func evalNumbers(c *ucli.Command) error {
 	var errs []error
 	for _, name := range []string{"concurrency", "attempts", "max-tokens", "bootstrap"} {
 		if v := c.Int(name); v < 0 {
@@ -381,7 +382,7 @@ func evalNumbers(c *ucli.Context) error {
 	return errors.Join(errs...)
 }
 
-func writeEvalOutputs(c *ucli.Context, run eval.Run) error {
+func writeEvalOutputs(c *ucli.Command, run eval.Run) error {
 	if path := c.String("json"); path != "" {
 		if err := eval.WriteRun(path, run); err != nil {
 			return fmt.Errorf("eval: %w", err)
@@ -397,7 +398,7 @@ func writeEvalOutputs(c *ucli.Context, run eval.Run) error {
 
 // runCompare prints saved runs side by side and, with --report, writes
 // them as one page.
-func runCompare(c *ucli.Context, paths []string) error {
+func runCompare(c *ucli.Command, paths []string) error {
 	if len(paths) == 0 {
 		return errors.New("eval: --compare needs the --json files of the runs to compare")
 	}
@@ -408,7 +409,7 @@ func runCompare(c *ucli.Context, paths []string) error {
 			return fmt.Errorf("eval: %w", err)
 		}
 	}
-	if err := eval.WriteCompare(c.App.Writer, runs); err != nil {
+	if err := eval.WriteCompare(c.Root().Writer, runs); err != nil {
 		return err
 	}
 	if path := c.String("report"); path != "" {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 )
 
 // walkFlags calls fn with every flag of every command, subcommands
@@ -17,7 +17,7 @@ func walkFlags(cmds []*ucli.Command, prefix string, fn func(command string, f uc
 		for _, f := range c.Flags {
 			fn(name, f)
 		}
-		walkFlags(c.Subcommands, name, fn)
+		walkFlags(c.Commands, name, fn)
 	}
 }
 
@@ -91,7 +91,7 @@ func TestFlagVocabulary(t *testing.T) {
 	// The check itself catches the kinds of disagreement it is for.
 	old := []*ucli.Command{
 		{Name: "validate", Flags: []ucli.Flag{&ucli.BoolFlag{Name: "json"}, &ucli.Uint64Flag{Name: "seed", Value: 42, Usage: "`SEED`"}}},
-		{Name: "grpo", Subcommands: []*ucli.Command{{Name: "train", Flags: []ucli.Flag{
+		{Name: "grpo", Commands: []*ucli.Command{{Name: "train", Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "json", Usage: "`FILE`"}, &ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED`"},
 			&ucli.StringFlag{Name: "cache", Usage: "`DIR`"}}}}},
 		{Name: "eval", Flags: []ucli.Flag{&ucli.StringFlag{Name: "cache", Usage: "`FILE`"}, &ucli.Uint64Flag{Name: "seed", Value: 42}}},
@@ -99,7 +99,7 @@ func TestFlagVocabulary(t *testing.T) {
 	want := []string{
 		"--cache has 2 meanings: text DIR (default ) in grpo train; text FILE (default ) in eval",
 		"--json has 2 meanings: switch (default false) in validate; text FILE (default ) in grpo train",
-		"--seed has 3 meanings: integer SEED (default 1) in grpo train; integer SEED (default 42) in validate; integer value (default 42) in eval",
+		"--seed has 3 meanings: integer SEED (default 1) in grpo train; integer SEED (default 42) in validate; integer uint (default 42) in eval",
 	}
 	if got := vocabularyConflicts(old); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("on a table with three conflicts got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
