@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -174,10 +175,13 @@ func unknownCommand(c *ucli.Command, name string) error {
 }
 
 // unknownFlag is the error of a flag that c does not read, with the
-// nearest among its flags, its subcommands' and the tool's.
+// nearest among its flags, its subcommands' and the tool's that it reads.
 func unknownFlag(c *ucli.Command, name string) error {
 	var names []string
 	for _, f := range append(commandFlags([]*ucli.Command{c}), c.Root().Flags...) {
+		if l, ok := f.(ucli.LocalFlag); ok && l.IsLocal() && !slices.Contains(c.Flags, f) {
+			continue // --version is the tool's only
+		}
 		if visible(f) {
 			names = append(names, f.Names()...)
 		}
