@@ -80,7 +80,7 @@ func usageError(_ context.Context, c *ucli.Command, err error, _ bool) error {
 // the help names the flag, and a value that is a flag as the missing value.
 func invalidValue(c *ucli.Command, msg string) string {
 	value, rest, ok := strings.Cut(strings.TrimPrefix(msg, invalidValueMsg), " for flag -")
-	name, reason, _ := strings.Cut(rest, ": ")
+	name, _, _ := strings.Cut(rest, ": ")
 	f := findFlag(c, name)
 	if !ok || f == nil {
 		return msg
@@ -89,7 +89,7 @@ func invalidValue(c *ucli.Command, msg string) string {
 		return fmt.Sprintf("--%s needs a value (%s), got the flag %s", f.Names()[0], placeholder(f), v)
 	}
 	// As the standard flag package says it, whatever the value's type.
-	reason = "parse error"
+	reason := "parse error"
 	if strings.HasSuffix(rest, "value out of range") {
 		reason = "value out of range"
 	}
