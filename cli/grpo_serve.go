@@ -59,8 +59,8 @@ func runGRPOServe(ctx context.Context, c *ucli.Command) error {
 	if err := setServeGC(c); err != nil {
 		return fmt.Errorf("grpo serve: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err = est.Prepare(ctx)
+	prep, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err = est.Prepare(prep)
 	cancel()
 	switch {
 	case errors.Is(err, grpo.ErrUnavailable):
