@@ -70,8 +70,9 @@ func newApp() (*ucli.Command, *line) {
 
 // prepareCommands returns copies of cmds (see fresh) in which a command
 // line that does not parse is one line naming the flag, instead of the
-// help and then the error, and a command that only lists others names
-// the one the line asks for and it lacks.
+// help and then the error, a text flag does not take a flag for its value,
+// and a command that only lists others names the one the line asks for
+// and it lacks.
 func prepareCommands(cmds []*ucli.Command) []*ucli.Command {
 	out := make([]*ucli.Command, len(cmds))
 	for i, c := range cmds {
@@ -79,6 +80,7 @@ func prepareCommands(cmds []*ucli.Command) []*ucli.Command {
 		cp.Flags = make([]ucli.Flag, len(c.Flags))
 		for j, f := range c.Flags {
 			cp.Flags[j] = fresh(f)
+			refuseFlagValues(cp.Flags[j])
 		}
 		cp.Commands = prepareCommands(c.Commands)
 		if cp.OnUsageError == nil {

@@ -253,17 +253,9 @@ func editDistance(a, b string) int {
 	return d[len(a)][len(b)]
 }
 
-// checkFlags reports, once the command line is parsed, a string flag
-// whose value is a flag (its own value was left out: `--data --out x`)
-// and then the required flags of c it does not give, all at once.
-func checkFlags(c *ucli.Command) error {
-	for _, x := range c.Lineage() {
-		for _, f := range x.Flags {
-			if err := flagAsValue(c, f); err != nil {
-				return err
-			}
-		}
-	}
+// checkRequired reports the required flags of c that the command line
+// does not give, all at once.
+func checkRequired(c *ucli.Command) error {
 	var missing []string
 	for _, f := range c.Flags {
 		r, ok := f.(ucli.RequiredFlag)
@@ -277,23 +269,22 @@ func checkFlags(c *ucli.Command) error {
 	return &UsageError{Command: commandPath(c), Msg: "missing " + strings.Join(missing, " and ")}
 }
 
-// flagAsValue is the error of a string flag of c given a long flag as its
-// value.
-func flagAsValue(c *ucli.Command, f ucli.Flag) error {
-	if !f.IsSet() {
-		return nil
+// refuseFlagValues makes a text flag refuse a long flag as its value: in
+// `--data --out x` the value of --data was left out. urfave/cli reports
+// the refusal as an invalid value, which invalidValue restates.
+func refuseFlagValues(f ucli.Flag) {
+	switch f := f.(type) {
+	case *ucli.StringFlag:
+		f.Validator = func(v string) error { return refuseFlagWords([]string{v}) }
+	case *ucli.StringSliceFlag:
+		f.Validator = refuseFlagWords
 	}
-	var values []string
-	switch v := f.Get().(type) {
-	case string:
-		values = []string{v}
-	case []string:
-		values = v
-	}
+}
+
+func refuseFlagWords(values []string) error {
 	for _, v := range values {
 		if isFlagWord(v) {
-			return &UsageError{Command: commandPath(c),
-				Msg: fmt.Sprintf("--%s needs a value (%s), got the flag %s", f.Names()[0], placeholder(f), v)}
+			return fmt.Errorf("%s is a flag", v)
 		}
 	}
 	return nil
@@ -408,14 +399,14 @@ type line struct {
 
 // check is the tool's ArgValidator: it runs for the command the line
 // names once urfave/cli has parsed it, before anything else runs. It
-// checks the flags and every output path, and sends the summaries to
+// checks the required flags and every output path, and sends the summaries to
 // standard error when the data goes to standard output.
 func (l *line) check(_ context.Context, c *ucli.Command) error {
 	if len(c.Commands) > 0 || c.Name == helpName {
 		return nil // a command that only lists others, or help
 	}
 	l.leaf = c
-	if err := checkFlags(c); err != nil {
+	if err := checkRequired(c); err != nil {
 		return err
 	}
 	l.outs = outputs(c)

@@ -457,7 +457,7 @@ func dryApp(leaf **ucli.Command) *ucli.Command {
 		if len(c.Commands) > 0 || c.Name == helpName {
 			return nil
 		}
-		return checkFlags(c)
+		return checkRequired(c)
 	}
 	var dry func(cmds []*ucli.Command)
 	dry = func(cmds []*ucli.Command) {
