@@ -117,7 +117,6 @@ var helpCommand = &ucli.Command{
 	Name:      helpName,
 	Usage:     "show the commands, or a command's help (help reward serve)",
 	ArgsUsage: "[COMMAND...]",
-	HideHelp:  true,
 	Action:    runHelp,
 }
 
