@@ -67,11 +67,12 @@ func runBaselineEval(ctx context.Context, c *ucli.Command) error {
 	if err != nil {
 		return err
 	}
-	run, err := score(c, rows, set, name, "")
+	o, err := eval.Job{Data: data, Predictions: name, Name: c.String("name"), Bootstrap: new(c.Int("bootstrap")), Seed: c.Uint64("seed")}.Score(rows, set)
 	if err != nil {
-		return err
+		return evalError(err)
 	}
-	addSpend(c, &run, set, predict.Stats{})
+	evalNotes(c, o)
+	run := o.Run
 	if err := printRun(c, run); err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 		&ucli.StringFlag{Name: "labels", Value: "paper", Usage: "labelling `RULE`: paper, or bagen-v1 (the reference script's)"},
 		compatFlag,
 		&ucli.IntFlag{Name: "probe-every", Value: 1, Usage: "place a probe every `N` turns"},
-		&ucli.Int64Flag{Name: "min-remaining", Value: 1, Usage: "drop probes with fewer than `N` remaining tokens"},
+		&ucli.Int64Flag{Name: "min-remaining", Value: probes.DefaultMinRemaining, Usage: "drop probes with fewer than `N` remaining tokens"},
 		&ucli.BoolFlag{Name: "think", Usage: "add a templated <think> to SFT answers and ask for one in the probe"},
 		&ucli.StringFlag{Name: "split", Value: "40/50/10", Usage: "trajectory split `SFT/RL/EVAL` in percent"},
 		&ucli.StringFlag{Name: "split-by", Value: "instance", Usage: "split `UNIT`: instance (trajectories with the same first user message share a split, so no eval prompt repeats a training prompt) or trajectory"},
@@ -179,7 +179,7 @@ func buildConfig(c *ucli.Command, taskName string) (dataset.Config, error) {
 	}
 	cfg := dataset.Config{
 		Task: task, Compat: compat, Budget: c.Int64("budget"), Width: width, Accounting: accounting,
-		Probes:            probes.Options{Labels: labels, Every: c.Int("probe-every"), MinRemaining: c.Int64("min-remaining")},
+		Probes:            probes.Options{Labels: labels, Every: c.Int("probe-every"), MinRemaining: new(c.Int64("min-remaining"))},
 		Think:             c.Bool("think"),
 		Ratio:             ratio,
 		Seed:              c.Uint64("seed"),

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,10 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ollama/ollama/api"
 	ucli "github.com/urfave/cli/v3"
 
-	"bagen-data/dataset"
 	"bagen-data/eval"
 	predict "bagen-data/eval/prediction"
 	"bagen-data/eval/report"
@@ -78,7 +77,7 @@ writes them as one HTML page (flags go before the file arguments).`,
 		&ucli.StringFlag{Name: "predictions-out", Usage: "append answers to `FILE` as they arrive; a rerun skips ids answered there (default: predictions-MODEL.jsonl)"},
 		&ucli.IntFlag{Name: "concurrency", Value: predict.DefaultConcurrency, Usage: "`N` requests in flight"},
 		&ucli.Float64Flag{Name: "rate", Usage: "cap on `REQUESTS` started per second, retries included (0: none)"},
-		&ucli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "limit on one request"},
+		&ucli.DurationFlag{Name: "timeout", Value: predict.DefaultTimeout, Usage: "limit on one request"},
 		&ucli.IntFlag{Name: "attempts", Value: predict.DefaultAttempts, Usage: "requests per probe at most, on 429, 5xx, timeouts and connection errors"},
 		&ucli.Float64Flag{Name: "price-in", Usage: "the agent's model: dollars per million prompt `TOKENS`, for the early stop's net savings"},
 		&ucli.Float64Flag{Name: "price-cached", Usage: "the agent's model: dollars per million cached prompt `TOKENS` (default: --price-in)"},
@@ -147,8 +146,8 @@ func writeSummary(w io.Writer, run eval.Run) error {
 	return eval.WriteSpend(w, *run.Spend)
 }
 
-// evalRun checks the flags, gets the answers and scores them. failed lists
-// probes a model was asked and could not answer.
+// evalRun checks the flags, gets the answers and scores them (eval.Do).
+// failed lists probes a model was asked and could not answer.
 func evalRun(ctx context.Context, c *ucli.Command) (eval.Run, *predict.FailedError, error) {
 	if err := c.Set("data", dataFile(c.String("data"))); err != nil {
 		return eval.Run{}, nil, err
@@ -156,57 +155,92 @@ func evalRun(ctx context.Context, c *ucli.Command) (eval.Run, *predict.FailedErr
 	if err := evalLine(c); err != nil {
 		return eval.Run{}, nil, err
 	}
-	data, preds := c.String("data"), c.String("predictions")
-	model, endpoint := c.String("ollama"), c.String("endpoint")
-	rows, err := dataset.ReadRL(data)
+	compat, err := probes.ParseCompat(c.String("compat"))
 	if err != nil {
 		return eval.Run{}, nil, fmt.Errorf("eval: %w", err)
 	}
-	var stats predict.Stats
-	var failed *predict.FailedError
-	var keys map[string]string
-	if model != "" || endpoint != "" {
-		if endpoint != "" {
-			model = c.String("model")
-		}
-		if preds, keys, stats, failed, err = ask(ctx, c, rows, model, endpoint); err != nil {
-			return eval.Run{}, nil, err
-		}
-	}
-	set, err := predict.ReadFile(preds)
-	if err != nil {
+	job := eval.Job{Data: c.String("data"), Predictions: c.String("predictions"), Ollama: c.String("ollama"),
+		Ready: checkOllama, Endpoint: c.String("endpoint"), Model: c.String("model"), APIKey: os.Getenv(c.String("api-key-env")),
+		Temperature: c.Float64("temperature"),
+		MaxTokens:   c.Int("max-tokens"), Seed: c.Uint64("seed"), SendSeed: c.IsSet("seed"), Out: c.String("predictions-out"),
+		Ask: predict.Options{Concurrency: c.Int("concurrency"), Rate: c.Float64("rate"),
+			Retry: predict.Retry{Attempts: c.Int("attempts"), Timeout: c.Duration("timeout")}},
+		Agent: prices(c, ""), Estimator: prices(c, "estimator-"),
+		Name: c.String("name"), Bootstrap: new(c.Int("bootstrap")), BagenV1: compat.Name != "", Strict: c.Bool("strict")}
+	if err := endpointFlags(c, &job); err != nil {
 		return eval.Run{}, nil, fmt.Errorf("eval: %w", err)
 	}
-	if keys != nil {
-		// The ledger may hold answers to other prompts under the same ids.
-		set = set.Only(keys)
+	bar := newProgress(c.Bool("quiet"))
+	job.Ask.Progress = func(p predict.Progress) {
+		note := fmt.Sprintf("%.1f/s ETA %v", p.Rate(), p.ETA().Round(time.Second))
+		if p.Failed > 0 {
+			note += fmt.Sprintf(", %d failed", p.Failed)
+		}
+		bar.updateNote("ask "+cmp.Or(job.Model, job.Ollama), int64(p.Done+p.Failed), int64(p.Total), note)
 	}
-	if cut := set.Cut(); cut > 0 {
-		fmt.Fprintf(c.Root().ErrWriter, "eval: %d answers in %s were cut off (token cap, or no done flag); scored as they are\n", cut, preds)
-	}
-	run, err := score(c, rows, set, preds, model)
+	o, err := eval.Do(ctx, job)
+	bar.done()
 	if err != nil {
-		return eval.Run{}, nil, err
+		return eval.Run{}, nil, evalError(err)
 	}
-	run.Endpoint = endpoint
-	addSpend(c, &run, set, stats)
-	return run, failed, nil
+	evalNotes(c, o)
+	return o.Run, o.Failed, nil
 }
 
-// addSpend adds to run what the predictions and this run's requests cost,
-// when anything was asked, and prices the early stop's net when both the
-// agent's and the estimator's prices are given.
-func addSpend(c *ucli.Command, run *eval.Run, set *predict.Set, stats predict.Stats) {
-	agent, estimator := prices(c, ""), prices(c, "estimator-")
-	if spend := set.Spend(); spend.Requests > 0 || stats.Probes > 0 {
-		s := eval.NewSpend(spend, stats, estimator)
-		run.Spend = &s
+// endpointFlags reads --header and --extra-body into job and reports
+// them and every other bad field of its endpoint client at once.
+func endpointFlags(c *ucli.Command, job *eval.Job) error {
+	var errs []error
+	job.Header = http.Header{}
+	for _, h := range c.StringSlice("header") {
+		k, v, ok := strings.Cut(h, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			errs = append(errs, fmt.Errorf("--header %q: want K=V", h))
+			continue
+		}
+		job.Header.Add(strings.TrimSpace(k), v)
 	}
+	if extra := c.String("extra-body"); extra != "" {
+		if err := json.Unmarshal([]byte(extra), &job.Extra); err != nil || job.Extra == nil {
+			errs = append(errs, fmt.Errorf("--extra-body: want a JSON object, got %q", extra))
+		}
+	}
+	return errors.Join(append(errs, job.Validate())...)
+}
+
+// evalError restates eval.Do's error for the command line.
+func evalError(err error) error {
+	var join *eval.JoinError
 	switch {
-	case agent != (predict.Prices{}) && estimator != (predict.Prices{}):
-		run.Metrics.EarlyStop.Price(agent, estimator)
-	case agent != (predict.Prices{}) || estimator != (predict.Prices{}):
-		fmt.Fprintln(c.Root().ErrWriter, "eval: the net savings in dollars need the agent's prices (--price-in, --price-out) and the estimator's (--estimator-price-in, --estimator-price-out)")
+	case errors.Is(err, predict.ErrModel):
+		return fmt.Errorf("eval: %w (use another --predictions-out)", err)
+	case errors.As(err, &join) && join.Strict:
+		return fmt.Errorf("eval: --strict: %w", err)
+	}
+	return fmt.Errorf("eval: %w", err)
+}
+
+// evalNotes prints on stderr what eval.Do reports beside the run: the
+// answers asked (unless --quiet), those cut off, a join that is not one
+// to one and prices given for one side only.
+func evalNotes(c *ucli.Command, o eval.Outcome) {
+	w := c.Root().ErrWriter
+	if a := o.Asked; a != nil && !c.Bool("quiet") {
+		again := ""
+		if a.Stats.Stale > 0 {
+			again = fmt.Sprintf("; %d asked again: their saved answers were to another prompt or sampling", a.Stats.Stale)
+		}
+		fmt.Fprintf(w, "eval: %d answers in %s (%d asked now, %d from before%s)\n",
+			a.Before+a.Stats.Answered, a.Log, a.Stats.Probes, a.Before, again)
+	}
+	if o.Cut > 0 {
+		fmt.Fprintf(w, "eval: %d answers in %s were cut off (token cap, or no done flag); scored as they are\n", o.Cut, o.Run.Predictions)
+	}
+	if !o.Scores.OneToOne() {
+		fmt.Fprintf(w, "eval: %s\n", o.Scores.Summary())
+	}
+	if o.HalfPriced {
+		fmt.Fprintln(w, "eval: the net savings in dollars need the agent's prices (--price-in, --price-out) and the estimator's (--estimator-price-in, --estimator-price-out)")
 	}
 }
 
@@ -253,112 +287,6 @@ func evalLine(c *ucli.Command) error {
 		return &UsageError{Command: "eval", Msg: msg}
 	}
 	return nil
-}
-
-// score joins, computes and bootstraps (eval.ScoreRun); a join that is not
-// one to one is reported on stderr.
-func score(c *ucli.Command, rows []dataset.RLRow, set *predict.Set, preds, model string) (eval.Run, error) {
-	compat, err := probes.ParseCompat(c.String("compat"))
-	if err != nil {
-		return eval.Run{}, fmt.Errorf("eval: %w", err)
-	}
-	run, s, err := eval.ScoreRun(rows, set, eval.RunOptions{Data: c.String("data"), Predictions: preds, Model: model, Name: c.String("name"),
-		Bootstrap: new(c.Int("bootstrap")), Seed: c.Uint64("seed"), BagenV1: compat.Name != "", Strict: c.Bool("strict")})
-	var join *eval.JoinError
-	switch {
-	case errors.As(err, &join) && join.Strict:
-		return eval.Run{}, fmt.Errorf("eval: --strict: %w", err)
-	case err != nil:
-		return eval.Run{}, fmt.Errorf("eval: %w", err)
-	case !s.OneToOne():
-		fmt.Fprintf(c.Root().ErrWriter, "eval: %s\n", s.Summary())
-	}
-	return run, nil
-}
-
-// ask answers the probes the predictions log has no answer for to the same
-// request (model, sampling, prompt) and returns the log's path, each
-// probe's request key, what this run spent and the probes that failed.
-func ask(ctx context.Context, c *ucli.Command, rows []dataset.RLRow, model, endpoint string) (string, map[string]string, predict.Stats, *predict.FailedError, error) {
-	client, err := modelClient(ctx, c, model, endpoint)
-	if err != nil {
-		return "", nil, predict.Stats{}, nil, fmt.Errorf("eval: %w", err)
-	}
-	out := c.String("predictions-out")
-	if out == "" {
-		out = "predictions-" + strings.NewReplacer("/", "_", ":", "_").Replace(model) + ".jsonl"
-	}
-	bar := newProgress(c.Bool("quiet"))
-	opt := predict.Options{
-		Concurrency: c.Int("concurrency"), Rate: c.Float64("rate"),
-		Retry: predict.Retry{Attempts: c.Int("attempts"), Timeout: c.Duration("timeout")},
-		Progress: func(p predict.Progress) {
-			note := fmt.Sprintf("%.1f/s ETA %v", p.Rate(), p.ETA().Round(time.Second))
-			if p.Failed > 0 {
-				note += fmt.Sprintf(", %d failed", p.Failed)
-			}
-			bar.updateNote("ask "+model, int64(p.Done+p.Failed), int64(p.Total), note)
-		},
-	}
-	probes := predict.ProbesOf(rows)
-	before, stats, err := predict.ResumeFile(ctx, client, probes, out, model, opt)
-	bar.done()
-	var failed *predict.FailedError
-	switch {
-	case errors.Is(err, predict.ErrModel):
-		return "", nil, stats, nil, fmt.Errorf("eval: %w (use another --predictions-out)", err)
-	case err != nil && !errors.As(err, &failed):
-		return "", nil, stats, nil, fmt.Errorf("eval: %s: %w (answers so far are in %s; rerun to resume)", model, err, out)
-	}
-	if !c.Bool("quiet") {
-		again := ""
-		if stats.Stale > 0 {
-			again = fmt.Sprintf("; %d asked again: their saved answers were to another prompt or sampling", stats.Stale)
-		}
-		fmt.Fprintf(c.Root().ErrWriter, "eval: %d answers in %s (%d asked now, %d from before%s)\n",
-			before+stats.Answered, out, stats.Probes, before, again)
-	}
-	return out, predict.RequestKeys(client, model, probes), stats, failed, nil
-}
-
-// modelClient builds the Ollama or Chat Completions client the flags ask
-// for.
-func modelClient(ctx context.Context, c *ucli.Command, model, endpoint string) (predict.Client, error) {
-	if endpoint == "" {
-		api, err := api.ClientFromEnvironment()
-		if err != nil {
-			return nil, fmt.Errorf("ollama: %w", err)
-		}
-		if err := checkOllama(ctx); err != nil {
-			return nil, err
-		}
-		return &predict.Ollama{API: api, Model: model, Temperature: c.Float64("temperature"),
-			NumPredict: c.Int("max-tokens"), Seed: int64(c.Uint64("seed"))}, nil
-	}
-	o := &predict.OpenAI{BaseURL: endpoint, Model: model, APIKey: os.Getenv(c.String("api-key-env")),
-		Temperature: c.Float64("temperature"), MaxTokens: c.Int("max-tokens"), Header: http.Header{}}
-	if c.IsSet("seed") {
-		seed := int64(c.Uint64("seed"))
-		o.Seed = &seed
-	}
-	var errs []error
-	for _, h := range c.StringSlice("header") {
-		k, v, ok := strings.Cut(h, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			errs = append(errs, fmt.Errorf("--header %q: want K=V", h))
-			continue
-		}
-		o.Header.Add(strings.TrimSpace(k), v)
-	}
-	if extra := c.String("extra-body"); extra != "" {
-		if err := json.Unmarshal([]byte(extra), &o.Extra); err != nil || o.Extra == nil {
-			errs = append(errs, fmt.Errorf("--extra-body: want a JSON object, got %q", extra))
-		}
-	}
-	if err := o.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	return o, errors.Join(errs...)
 }
 
 // evalNumbers reports every negative (or not finite) number among the

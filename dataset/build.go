@@ -240,7 +240,7 @@ func newManifest(cfg *Config, sc *scanned) *Manifest {
 			Task: cfg.Task.Name, Compat: cfg.Compat.Name, SystemPromptSHA256: hex.EncodeToString(sum[:]),
 			Budget: cfg.Budget, TaskBudget: cfg.Task.Budget, Width: cfg.Width.Text,
 			Labels: cfg.Probes.Labels.String(), ProbeEvery: max(cfg.Probes.Every, 1),
-			MinRemaining: cfg.Probes.MinRemaining, Think: cfg.Think, Split: cfg.ratio().String(),
+			MinRemaining: cfg.Probes.Minimum(), Think: cfg.Think, Split: cfg.ratio().String(),
 			Seed: cfg.Seed, OversamplePossible: cfg.Balance.Oversample, BalanceRatio: *cfg.Balance.Ratio,
 			BalanceEval: cfg.BalanceEval, SplitByTrajectory: cfg.SplitByTrajectory, PrefixIDs: cfg.PrefixIDs, SkipInvalid: cfg.SkipInvalid, Tokenizer: cfg.Tokenizer,
 			Accounting: cfg.Accounting,

@@ -58,7 +58,6 @@ func testConfig() Config {
 	w, _ := probes.ParseWidth("pct30")
 	return Config{
 		Task: probes.Tasks["sokoban"], Width: w, Seed: 42,
-		Probes:  probes.Options{MinRemaining: 1},
 		Balance: Balance{Oversample: 2, Ratio: new(1.0)}, Version: "test",
 	}
 }
@@ -69,7 +68,7 @@ func testConfig() Config {
 func TestZeroConfigIsTheDefaults(t *testing.T) {
 	dir := t.TempDir()
 	src := writeInput(t, dir, "r.jsonl", canonical(40, 0))
-	zero := Config{Seed: 42, Probes: probes.Options{MinRemaining: 1}, Version: "test"}
+	zero := Config{Seed: 42, Version: "test"}
 	var manifests []*Manifest
 	for i, cfg := range []Config{zero, testConfig()} {
 		m, err := Build(context.Background(), []rollout.Source{src}, filepath.Join(dir, fmt.Sprint("out", i)), cfg)

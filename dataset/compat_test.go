@@ -139,7 +139,7 @@ func buildBagenV1(t *testing.T, width string, think bool) string {
 	}
 	cfg := Config{
 		Task: task, Compat: probes.BagenV1Compat, Budget: ref.Budget, Width: w, Think: think, Seed: 42,
-		Probes:  probes.Options{Every: 1, MinRemaining: 1},
+		Probes:  probes.Options{Every: 1},
 		Balance: Balance{Oversample: 2, Ratio: new(1.0)}, Counter: fields{}, Version: "test",
 	}
 	out := filepath.Join(t.TempDir(), "out")

@@ -152,8 +152,8 @@ func (c *Config) Validate() error {
 	if c.Probes.Every < 0 || c.Probes.Every > MaxProbeEvery {
 		bad("Probes.Every", "got %d, want 0 (every turn) to %d turns", c.Probes.Every, MaxProbeEvery)
 	}
-	if c.Probes.MinRemaining < 0 || c.Probes.MinRemaining > MaxTokens {
-		bad("Probes.MinRemaining", "got %d, want 0 to %d tokens", c.Probes.MinRemaining, int64(MaxTokens))
+	if m := c.Probes.Minimum(); m < 0 || m > MaxTokens {
+		bad("Probes.MinRemaining", "got %d, want 0 to %d tokens", m, int64(MaxTokens))
 	}
 	if r := c.Ratio; r != (Ratio{}) && (!r.valid()) {
 		bad("Ratio", "got %s, want three percentages 0 to 100 that sum to 100", r)

@@ -10,7 +10,7 @@ import (
 
 func TestValidateNamesEveryBadField(t *testing.T) {
 	cfg := testConfig()
-	cfg.Budget, cfg.Probes.Every, cfg.Probes.MinRemaining = -1, 1<<30, math.MaxInt64
+	cfg.Budget, cfg.Probes.Every, cfg.Probes.MinRemaining = -1, 1<<30, new(int64(math.MaxInt64))
 	cfg.Ratio = Ratio{SFT: math.MaxInt, RL: math.MaxInt, Eval: 102} // sums to 100 in wrapped int arithmetic
 	cfg.Balance = Balance{Oversample: 1_000_000_000, Ratio: new(math.NaN())}
 	cfg.Workers = -3

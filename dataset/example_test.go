@@ -19,7 +19,6 @@ func ExampleBuild() {
 	width, _ := probes.ParseWidth("pct30")
 	m, err := Build(context.Background(), []rollout.Source{rollout.FileSource(in)}, filepath.Join(dir, "out"), Config{
 		Task: probes.Tasks["sokoban"], Width: width, Seed: 42,
-		Probes:  probes.Options{MinRemaining: 1},
 		Balance: Balance{Oversample: 2, Ratio: new(1.0)},
 	})
 	if err != nil {

@@ -66,6 +66,14 @@
 //
 // Bootstrap adds seeded 95% intervals for the headline numbers.
 //
+// Do is `bagen-data eval` as a library call: a Job names the data and one
+// source of answers (a predictions file, an Ollama model or a Chat
+// Completions endpoint); Do asks the model the probes its predictions log
+// has no answer for (package eval/prediction), scores the answers
+// (ScoreRun), adds what they cost (Spend) and returns an Outcome that says
+// what a caller reports beside the run. WriteRun saves the run, ReadRun
+// reads it back.
+//
 // The metrics are pure: they read no files and never modify their inputs,
 // so the GRPO trainer reuses them on its own evaluation rollouts.
 package eval

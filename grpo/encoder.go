@@ -223,7 +223,7 @@ func (e *Encoder) embedRetry(ctx context.Context, batch []string) ([][]float32, 
 	req := &api.EmbedRequest{Model: e.Model, Input: batch, Truncate: &truncate,
 		Options: map[string]any{"num_ctx": e.numCtx()}}
 	var vecs [][]float32
-	policy := prediction.Retry{Attempts: e.retries() + 1, Backoff: e.backoff()}
+	policy := prediction.Retry{Attempts: e.retries() + 1, Backoff: e.backoff(), Timeout: prediction.NoTimeout}
 	n, err := policy.Do(ctx, func(ctx context.Context) error {
 		res, err := e.Client.Embed(ctx, req)
 		if err != nil {

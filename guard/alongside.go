@@ -65,7 +65,7 @@ func (g *Guard) serveAlongside(w http.ResponseWriter, r *http.Request, codec Cod
 	}
 	defer g.inflight.Release(n)
 	c := &call{codec: codec, start: time.Now(), ready: make(chan struct{})}
-	body := &copyBody{src: r.Body, buf: make([]byte, 0, r.ContentLength)}
+	body := &copyBody{src: r.Body, buf: bodyBuf(r.ContentLength)}
 	body.done = func(b []byte, err error) { go g.readCopy(c, r, b, err) }
 	w.Header().Set("X-Bagen-Guard", "pass")
 	out := r.Clone(context.WithValue(r.Context(), callKey{}, c))
@@ -80,13 +80,19 @@ func (g *Guard) serveAlongside(w http.ResponseWriter, r *http.Request, codec Cod
 func (g *Guard) readCopy(c *call, r *http.Request, body []byte, err error) {
 	defer close(c.ready)
 	if err != nil {
+		if body != nil {
+			freeBody(body)
+		}
 		return
 	}
-	req, err := c.codec.Request(body)
+	req, hashes, err := g.readRequest(c.codec, r.Header, body, freeBody)
 	if err != nil {
 		return
 	}
-	c.req, c.hashes = req, prefixHashes(req.Items)
+	if !c.claim.CompareAndSwap(claimOpen, claimRead) {
+		return // the answer went on unobserved
+	}
+	c.req, c.hashes = req, hashes
 	var how string
 	var firstTools bool
 	c.s, how, c.side, firstTools = g.sessions.resolve(r.Header, req, c.hashes)
@@ -100,7 +106,7 @@ func (g *Guard) readCopy(c *call, r *http.Request, body []byte, err error) {
 // an upstream that answers before it has the whole body and then reads
 // no more of it could hold it back, so the wait is bounded by copyWait,
 // after which the call goes unobserved, as a request the guard cannot
-// read does.
+// read does: a reading that ends later leaves no trace (claim).
 func (c *call) wait() bool {
 	if c.ready == nil {
 		return true
@@ -109,14 +115,26 @@ func (c *call) wait() bool {
 	defer t.Stop()
 	select {
 	case <-c.ready:
-		return c.observed
 	case <-t.C:
-		return false
+		if c.claim.CompareAndSwap(claimOpen, claimGivenUp) {
+			return false
+		}
+		<-c.ready // the reading took the call first, and is ending
 	}
+	return c.observed
 }
 
 // copyWait bounds how long an answer waits for its request's copy.
-const copyWait = 5 * time.Second
+var copyWait = 5 * time.Second
+
+// The claim on a call read alongside: the reading takes it to record the
+// call, or the answer, tired of waiting, takes it to leave the call
+// unobserved; whichever comes second backs off.
+const (
+	claimOpen int32 = iota
+	claimRead
+	claimGivenUp
+)
 
 // errCopyCut: the transport closed a request body before its end.
 var errCopyCut = errors.New("request body closed before its end")
@@ -139,6 +157,7 @@ func (b *copyBody) Read(p []byte) (int, error) {
 			end = nil
 		}
 		b.once.Do(func() { b.done(b.buf, end) })
+		b.buf = nil // done's now
 	}
 	return n, err
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +99,41 @@ func TestAlongsideLedgerIsReadFirstLedger(t *testing.T) {
 	}
 	if ledgers[0] != ledgers[1] || !strings.Contains(ledgers[0], `"event":"stop"`) {
 		t.Errorf("forwarded at once:\n%s\nread first:\n%s\nwant the same, with the stop", ledgers[0], ledgers[1])
+	}
+}
+
+// TestLateCopyLeavesNoTrace: an answer that stops waiting for its
+// request's copy leaves the call unobserved, and a reading of the copy
+// that ends after that records nothing: no session, no ledger file; a
+// reading that ends first is waited for past copyWait.
+func TestLateCopyLeavesNoTrace(t *testing.T) {
+	defer func(d time.Duration) { copyWait = d }(copyWait)
+	copyWait = 10 * time.Millisecond
+	dir := t.TempDir()
+	g, _ := startGuard(t, Config{Ledger: dir}, http.NotFoundHandler())
+	body := []byte(chatBody([]json.RawMessage{json.RawMessage(`{"role":"user","content":"` + strings.Repeat("fix it ", 4000) + `"}`)}))
+	r, _ := http.NewRequest(http.MethodPost, "/v1/chat/completions", nil)
+	r.Header.Set("X-Bagen-Session", "late")
+	late := &call{codec: Chat{}, ready: make(chan struct{})}
+	if late.wait() {
+		t.Fatal("a copy never read: the call observed")
+	}
+	g.readCopy(late, r, slices.Clone(body), nil)
+	if n := g.sessions.count(); n != 0 || late.observed {
+		t.Errorf("after a late reading: %d sessions, observed %v; want none, false", n, late.observed)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl")); len(files) != 0 {
+		t.Errorf("ledger files %v, want none", files)
+	}
+	// A reading that took the call before the wait ran out is waited for.
+	first := &call{codec: Chat{}, ready: make(chan struct{})}
+	first.claim.Store(claimRead)
+	go func() {
+		time.Sleep(3 * copyWait)
+		first.observed = true
+		close(first.ready)
+	}()
+	if !first.wait() {
+		t.Error("a reading that took the call first: the call unobserved")
 	}
 }

@@ -72,11 +72,13 @@ func anthropicAssistant(bs []anthropicBlock) string {
 
 // Request reads the system prompt and messages; cache_control markup and
 // thinking blocks are dropped, tool results are tool messages.
-func (Anthropic) Request(body []byte) (*Request, error) {
-	if r, ok := readAnthropic(body); ok {
-		return r, nil
-	}
-	return decodeAnthropic(body)
+func (a Anthropic) Request(body []byte) (*Request, error) {
+	r, _, err := a.read(body, nil)
+	return r, err
+}
+
+func (Anthropic) read(body []byte, prev *readMemo) (*Request, *readMemo, error) {
+	return readEither(body, prev, readAnthropic, decodeAnthropic)
 }
 
 // decodeAnthropic is Request read with encoding/json.
@@ -341,20 +343,17 @@ func (Anthropic) ContextError(text string) []byte {
 // case-insensitively, a known key twice, a value of another type than the
 // field's, invalid UTF-8 — and Request then reads the body the slow way,
 // so that both always agree (FuzzRequestReaders).
-func readAnthropic(body []byte) (*Request, bool) {
-	lx, ok := newLexReader(body)
-	if !ok {
-		return nil, false
-	}
+func readAnthropic(lx *lexReader) (*Request, bool) {
 	r := &Request{}
+	var h histState
 	var system []byte
 	var messages int
-	ok = lx.object(func(key string) bool {
+	ok := lx.object(func(key string) bool {
 		switch key {
 		case "system":
 			system = lx.d.Raw()
 		case "messages":
-			messages = lx.array(func() bool { return lx.anthropicMessage(r) })
+			messages = lx.history(&h, func() bool { return lx.anthropicMessage(&h) })
 		default:
 			return lx.requestField(r, key)
 		}
@@ -363,6 +362,7 @@ func readAnthropic(body []byte) (*Request, bool) {
 	if !lx.end(ok) || messages == 0 {
 		return nil, false
 	}
+	r.Items, r.Echoed = h.items, h.echoed
 	if sys, ok := lexParts(system); !ok {
 		return nil, false
 	} else if sys != "" {
@@ -371,8 +371,8 @@ func readAnthropic(body []byte) (*Request, bool) {
 	return r, true
 }
 
-// anthropicMessage reads one message into r's items, as Request does.
-func (lx *lexReader) anthropicMessage(r *Request) bool {
+// anthropicMessage reads one message into h's items, as Request does.
+func (lx *lexReader) anthropicMessage(h *histState) bool {
 	var role string
 	var blocks []anthropicBlock
 	content := false
@@ -392,23 +392,23 @@ func (lx *lexReader) anthropicMessage(r *Request) bool {
 		return false
 	}
 	if role == "assistant" {
-		r.Items = append(r.Items, rollout.Message{Role: "assistant", Content: anthropicAssistant(blocks)})
-		r.Echoed = r.Echoed[:0]
+		h.items = append(h.items, rollout.Message{Role: "assistant", Content: anthropicAssistant(blocks)})
+		h.echoed = h.echoed[:0]
 		for _, b := range blocks {
-			r.Echoed = appendID(r.Echoed, b.ID)
+			h.echoed = appendID(h.echoed, b.ID)
 		}
 		return true
 	}
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
-			r.Items = append(r.Items, rollout.Message{Role: "user", Content: b.Text})
+			h.items = append(h.items, rollout.Message{Role: "user", Content: b.Text})
 		case "tool_result":
 			text, ok := lexParts(b.Content)
 			if !ok {
 				return false
 			}
-			r.Items = append(r.Items, rollout.Message{Role: "tool", Content: text})
+			h.items = append(h.items, rollout.Message{Role: "tool", Content: text})
 		}
 	}
 	return true

@@ -21,16 +21,39 @@ import (
 //
 //	go test ./guard -run '^$' -bench BodyLatency -benchtime 1x -cpu 2
 //
-// It compares three paths to one loopback upstream that reads the
+// It compares four paths to one loopback upstream that reads the
 // request and answers at once: direct, through a bare
-// httputil.ReverseProxy, and through the guard (no estimator, no
-// ledger), with Claude Code's request for its second turn padded with
-// history to each size, each session named by Claude Code's session
-// header. The three are measured in interleaved rounds, so that other
-// work on the machine falls on each alike.
+// httputil.ReverseProxy, through the guard without a ledger and through
+// the guard with one (no estimator either way), with the requests of
+// Claude Code sessions whose history grows past each size
+// (claudeSession), each session named by Claude Code's session header.
+// The four are measured in interleaved rounds, so that other work on the
+// machine falls on each alike.
 
 // bodySizes are the request sizes of the table.
 var bodySizes = []int{50 << 10, 250 << 10, 1 << 20}
+
+// recordedClaude is the recorded Claude Code request
+// (testdata/requests/claude.json), not streamed, with its messages
+// decoded into msgs, and this package's source for padding.
+func recordedClaude(tb testing.TB, msgs any) (req map[string]json.RawMessage, size int, src []byte) {
+	tb.Helper()
+	raw, err := os.ReadFile("testdata/requests/claude.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if src, err = os.ReadFile("guard_test.go"); err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(req["messages"], msgs); err != nil {
+		tb.Fatal(err)
+	}
+	req["stream"] = json.RawMessage("false")
+	return req, len(raw), src
+}
 
 // paddedClaudeRequest is the recorded Claude Code request
 // (testdata/requests/claude.json), not streamed, with turns of history
@@ -38,26 +61,11 @@ var bodySizes = []int{50 << 10, 250 << 10, 1 << 20}
 // source) inserted before its last message until it holds size bytes.
 func paddedClaudeRequest(tb testing.TB, size int) []byte {
 	tb.Helper()
-	raw, err := os.ReadFile("testdata/requests/claude.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	src, err := os.ReadFile("guard_test.go")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var req map[string]json.RawMessage
 	var msgs []json.RawMessage
-	if err := json.Unmarshal(raw, &req); err != nil {
-		tb.Fatal(err)
-	}
-	if err := json.Unmarshal(req["messages"], &msgs); err != nil {
-		tb.Fatal(err)
-	}
-	req["stream"] = json.RawMessage("false")
+	req, n0, src := recordedClaude(tb, &msgs)
 	last := msgs[len(msgs)-1]
 	msgs = msgs[:len(msgs)-1]
-	for k, n := 0, len(raw); ; k++ {
+	for k, n := 0, n0; ; k++ {
 		if n >= size {
 			req["messages"], _ = json.Marshal(append(msgs, last))
 			body, _ := json.Marshal(req)
@@ -78,7 +86,9 @@ func paddedClaudeRequest(tb testing.TB, size int) []byte {
 }
 
 // BenchmarkReadPaddedRequest: the guard's reading of Claude Code's
-// request padded with history to each size of the latency table.
+// request padded with history to each size of the latency table, from
+// scratch, and of a session's next request (claudeSession) against the
+// memo its request before left, with the prefix hashes of each.
 func BenchmarkReadPaddedRequest(b *testing.B) {
 	for _, size := range bodySizes {
 		body := paddedClaudeRequest(b, size)
@@ -92,16 +102,93 @@ func BenchmarkReadPaddedRequest(b *testing.B) {
 				prefixHashes(r.Items)
 			}
 		})
+		seq := claudeSession(b, size, 2)
+		prev, memo, _ := lexRead(seq[0], nil, readAnthropic)
+		hashes := prefixHashes(prev.Items)
+		b.Run(fmt.Sprintf("size=%dKB/next", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(seq[1])))
+			for b.Loop() {
+				r, m, _ := lexRead(seq[1], memo, readAnthropic)
+				if m.resumed == 0 {
+					b.Fatal("nothing taken from the memo")
+				}
+				prefixHashesFrom(prev.Items, hashes, r.Items)
+			}
+		})
 	}
 }
 
 // anthropicReply is a non-streamed Messages answer with usage.
 const anthropicReply = `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn","usage":{"input_tokens":1200,"output_tokens":30}}`
 
-// sendBodies sends n POSTs of body to /v1/messages from workers
-// sessions at once, each on its own keep-alive connection, and returns
-// the latencies to the whole answer.
-func sendBodies(b *testing.B, client *http.Client, base string, body []byte, n, workers, round int) []time.Duration {
+// claudeSession is a Claude Code session's requests as its history grows
+// past size: the recorded request (testdata/requests/claude.json), not
+// streamed, its history padded with turns of a tool call and a result (a
+// piece of this package's source) to size less what the calls add, then
+// a short turn (a result of 300 bytes) more with each call, the cache
+// marker on the last message only, as Claude Code moves it. Call j's
+// request is about size - calls/2 + j short turns.
+func claudeSession(tb testing.TB, size, calls int) [][]byte {
+	tb.Helper()
+	var msgs []map[string]any
+	req, n0, src := recordedClaude(tb, &msgs)
+	req["messages"] = json.RawMessage("[]")
+	top, _ := json.Marshal(req)
+	head, tail, _ := bytes.Cut(top, []byte(`"messages":[]`))
+	// plain and marked are each message as it stands before the last
+	// and as the last.
+	var plain, marked [][]byte
+	add := func(m map[string]any) {
+		blocks, ok := m["content"].([]any)
+		if !ok { // a string
+			p, _ := json.Marshal(m)
+			plain, marked = append(plain, p), append(marked, p)
+			return
+		}
+		last := blocks[len(blocks)-1].(map[string]any)
+		delete(last, "cache_control")
+		p, _ := json.Marshal(m)
+		last["cache_control"] = map[string]any{"type": "ephemeral"}
+		q, _ := json.Marshal(m)
+		delete(last, "cache_control")
+		plain, marked = append(plain, p), append(marked, q)
+	}
+	for _, m := range msgs {
+		add(m)
+	}
+	const short = 300
+	growth := calls * (short + 330)
+	for k, n, shorts := 0, n0, 0; shorts < calls; k++ {
+		width := 3000
+		if n >= size-growth/2 {
+			width = short
+			shorts++
+		}
+		off := (k * 3000) % (len(src) - width)
+		id := "toolu_pad" + strconv.Itoa(k)
+		add(map[string]any{"role": "assistant", "content": []any{
+			map[string]any{"type": "text", "text": "Reading the next part of the file."},
+			map[string]any{"type": "tool_use", "id": id, "name": "Read", "input": map[string]any{"file_path": "guard/guard_test.go", "offset": off}}}})
+		add(map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "tool_result", "tool_use_id": id, "content": string(src[off : off+width])}}})
+		n += len(plain[len(plain)-1]) + len(plain[len(plain)-2]) + 2
+	}
+	first := len(plain) - 2*calls
+	seq := make([][]byte, calls)
+	for j := range seq {
+		n := first + 2*j
+		msgs := append(slices.Clip(plain[:n-1]), marked[n-1])
+		seq[j] = slices.Concat(head, []byte(`"messages":[`), bytes.Join(msgs, []byte(",")), []byte("]"), tail)
+	}
+	return seq
+}
+
+// sendCalls sends n POSTs to /v1/messages from workers at once, each on
+// its own keep-alive connection: worker w speaks for sessions w,
+// w+workers, … of sessions in turn, each sending the next request of seq
+// (next counts them per session); it returns the latencies to the whole
+// answer.
+func sendCalls(b testing.TB, client *http.Client, base string, seq [][]byte, next []int, n, workers, round int) []time.Duration {
 	var mu sync.Mutex
 	var all []time.Duration
 	var wg sync.WaitGroup
@@ -110,10 +197,13 @@ func sendBodies(b *testing.B, client *http.Client, base string, body []byte, n, 
 		go func() {
 			defer wg.Done()
 			var mine []time.Duration
-			for i := w; i < n; i += workers {
+			for i, turn := w, 0; i < n; i, turn = i+workers, turn+1 {
+				s := w + workers*(turn%(len(next)/workers))
+				body := seq[next[s]%len(seq)]
+				next[s]++
 				req, _ := http.NewRequest(http.MethodPost, base+"/v1/messages", bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("X-Claude-Code-Session-Id", fmt.Sprintf("bench-%d-%d-%d", len(body), workers, w))
+				req.Header.Set("X-Claude-Code-Session-Id", fmt.Sprintf("bench-%d-%d-%d", len(seq[0]), len(next), s))
 				start := time.Now()
 				resp, err := client.Do(req)
 				if err != nil {
@@ -138,8 +228,8 @@ func sendBodies(b *testing.B, client *http.Client, base string, body []byte, n, 
 }
 
 // bodyServers starts the upstream, a bare proxy to it and a guard in
-// front of it, and returns their root URLs.
-func bodyServers(b *testing.B) (up, bare, guarded string) {
+// front of it without and with a ledger, and returns their root URLs.
+func bodyServers(b testing.TB) (up, bare, guarded, ledgered string) {
 	upSrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
@@ -151,10 +241,11 @@ func bodyServers(b *testing.B) (up, bare, guarded string) {
 	bareSrv := &http.Server{Handler: proxy}
 	bare = serveBench(b, bareSrv.Serve, bareSrv.Close)
 	r := startReplica(b, Config{Upstream: up})
-	return up, bare, "http://" + r.addr
+	l := startReplica(b, Config{Upstream: up, Ledger: b.TempDir()})
+	return up, bare, "http://" + r.addr, "http://" + l.addr
 }
 
-func serveBench(b *testing.B, serve func(net.Listener) error, close func() error) string {
+func serveBench(b testing.TB, serve func(net.Listener) error, close func() error) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -165,42 +256,55 @@ func serveBench(b *testing.B, serve func(net.Listener) error, close func() error
 }
 
 // BenchmarkBodyLatency reports, for each request size and 1 or 64
-// concurrent sessions (512 calls each way), the p99 latency direct, through a bare
-// ReverseProxy and through the guard, the guard's p99 over the bare
-// proxy's, their difference, and the two p50s. (The guard's added p99 over the bare
-// proxy's added p99, each over direct, is not reported: on a loopback
-// upstream the bare proxy's added p99 is within the noise of direct's,
-// and the quotient with it.) It runs its rounds once whatever b.N.
+// concurrent sessions (512 calls each way one at a time, 1,024 with 64),
+// the p50 and p99 latency direct, through a bare ReverseProxy, through
+// the guard and through the guard with a ledger, each guard's p99 over
+// the bare proxy's, and each path's CPU per call (client and upstream
+// included). (The guard's added p99 over the bare proxy's added p99,
+// each over direct, is not reported: on a loopback upstream the bare
+// proxy's added p99 is within the noise of direct's, and the quotient
+// with it.) It runs its rounds once whatever b.N.
 func BenchmarkBodyLatency(b *testing.B) {
-	up, bare, guarded := bodyServers(b)
+	up, bare, guarded, ledgered := bodyServers(b)
+	names := []string{"direct", "bare", "guard", "ledger"}
 	for _, size := range bodySizes {
-		body := paddedClaudeRequest(b, size)
 		for _, workers := range []int{1, 64} {
 			b.Run(fmt.Sprintf("size=%dKB/sessions=%d", size>>10, workers), func(b *testing.B) {
 				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, DisableCompression: true}}
 				defer client.CloseIdleConnections()
-				perRound, rounds := 128*max(1, workers/32), 4
-				var lat [3][]time.Duration
-				for r := -1; r < rounds; r++ { // round -1 warms the connections
-					for k, base := range []string{up, bare, guarded} {
-						d := sendBodies(b, client, base, body, perRound, workers, r)
+				perRound, rounds, sessions := 128*max(1, workers/32), 4, max(16, workers)
+				seq := claudeSession(b, size, (rounds+1)*perRound/sessions)
+				var lat [4][]time.Duration
+				// The paths run in turn: the process's CPU time over a
+				// path's calls is what they cost the machine.
+				var cpu [4]time.Duration
+				var next [4][]int
+				for r := -1; r < rounds; r++ { // round -1 warms the connections and reads each session's first request
+					for k, base := range []string{up, bare, guarded, ledgered} {
+						if next[k] == nil {
+							next[k] = make([]int, sessions)
+						}
+						before := cpuTime()
+						d := sendCalls(b, client, base, seq, next[k], perRound, workers, r)
 						if r >= 0 {
 							lat[k] = append(lat[k], d...)
+							cpu[k] += cpuTime() - before
 						}
 					}
 				}
-				for k := range lat {
+				b.ReportMetric(float64(len(seq[0]))/1024, "first-KB")
+				b.ReportMetric(float64(len(seq[len(seq)-1]))/1024, "last-KB")
+				bp := pct(slices.Sorted(slices.Values(lat[1])), 0.99)
+				for k, name := range names {
 					slices.Sort(lat[k])
+					p99 := pct(lat[k], 0.99)
+					b.ReportMetric(float64(p99.Microseconds()), name+"-p99-µs")
+					b.ReportMetric(float64(pct(lat[k], 0.5).Microseconds()), name+"-p50-µs")
+					b.ReportMetric(float64(cpu[k].Microseconds())/float64(len(lat[k])), name+"-cpu-µs/call")
+					if k >= 2 {
+						b.ReportMetric(float64(p99)/float64(bp), name+"/bare-p99")
+					}
 				}
-				direct, bp, gp := pct(lat[0], 0.99), pct(lat[1], 0.99), pct(lat[2], 0.99)
-				b.ReportMetric(float64(len(body))/1024, "KB")
-				b.ReportMetric(float64(direct.Microseconds()), "direct-p99-µs")
-				b.ReportMetric(float64(bp.Microseconds()), "bare-p99-µs")
-				b.ReportMetric(float64(gp.Microseconds()), "guard-p99-µs")
-				b.ReportMetric(float64(gp)/float64(bp), "guard/bare-p99")
-				b.ReportMetric(float64((gp - bp).Microseconds()), "guard-minus-bare-p99-µs")
-				b.ReportMetric(float64(pct(lat[1], 0.5).Microseconds()), "bare-p50-µs")
-				b.ReportMetric(float64(pct(lat[2], 0.5).Microseconds()), "guard-p50-µs")
 			})
 		}
 	}

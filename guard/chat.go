@@ -27,11 +27,13 @@ type (
 
 // Request reads the messages; tool calls are rendered into the assistant
 // text as the trajectories show them.
-func (Chat) Request(body []byte) (*Request, error) {
-	if r, ok := readChat(body); ok {
-		return r, nil
-	}
-	return decodeChat(body)
+func (c Chat) Request(body []byte) (*Request, error) {
+	r, _, err := c.read(body, nil)
+	return r, err
+}
+
+func (Chat) read(body []byte, prev *readMemo) (*Request, *readMemo, error) {
+	return readEither(body, prev, readChat, decodeChat)
 }
 
 // decodeChat is Request read with encoding/json.
@@ -327,19 +329,16 @@ func metadataSession(md map[string]json.RawMessage) string {
 // as Request reads it with encoding/json; it reports false where
 // encoding/json could read the body otherwise (see readAnthropic), and
 // Request then reads it the slow way (FuzzRequestReaders).
-func readChat(body []byte) (*Request, bool) {
-	lx, ok := newLexReader(body)
-	if !ok {
-		return nil, false
-	}
+func readChat(lx *lexReader) (*Request, bool) {
 	r := &Request{}
+	var h histState
 	var messages int
-	ok = lx.object(func(key string) bool {
+	ok := lx.object(func(key string) bool {
 		switch key {
 		case "stream_options":
 			return lx.object(func(string) bool { r.AgentUsage = lx.boolean(); return true }, "include_usage")
 		case "messages":
-			messages = lx.array(func() bool { return lx.chatMessage(r) })
+			messages = lx.history(&h, func() bool { return lx.chatMessage(&h) })
 		default:
 			return lx.requestField(r, key)
 		}
@@ -348,11 +347,12 @@ func readChat(body []byte) (*Request, bool) {
 	if !lx.end(ok) || messages == 0 {
 		return nil, false
 	}
+	r.Items, r.Echoed = h.items, h.echoed
 	return r, true
 }
 
-// chatMessage reads one message into r's items, as Request does.
-func (lx *lexReader) chatMessage(r *Request) bool {
+// chatMessage reads one message into h's items, as Request does.
+func (lx *lexReader) chatMessage(h *histState) bool {
 	var role string
 	var content []byte
 	var calls []openai.ToolCall
@@ -380,17 +380,17 @@ func (lx *lexReader) chatMessage(r *Request) bool {
 		return false
 	}
 	if role == "assistant" {
-		r.Items = append(r.Items, rollout.Message{Role: "assistant", Content: chatAssistant(text, calls)})
-		r.Echoed = r.Echoed[:0]
+		h.items = append(h.items, rollout.Message{Role: "assistant", Content: chatAssistant(text, calls)})
+		h.echoed = h.echoed[:0]
 		for _, c := range calls {
-			r.Echoed = appendID(r.Echoed, c.ID)
+			h.echoed = appendID(h.echoed, c.ID)
 		}
 		return true
 	}
 	if role == "developer" {
 		role = "system"
 	}
-	r.Items = append(r.Items, rollout.Message{Role: role, Content: text})
+	h.items = append(h.items, rollout.Message{Role: role, Content: text})
 	return true
 }
 

@@ -19,6 +19,7 @@ type Guard struct {
 	upstream *url.URL
 	proxy    *httputil.ReverseProxy
 	sessions *sessions
+	memos    *memos
 	ledger   *ledger
 	est      Estimator
 	task     probes.Task
@@ -55,6 +56,7 @@ func New(cfg Config) (*Guard, error) {
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.sessions = newSessions(cfg.MaxSessions)
+	g.memos = newMemos()
 	if g.ledger != nil {
 		g.sessions.onEvict = func(s *Session) { g.ledger.forget(s.ID) }
 	}
@@ -68,8 +70,22 @@ func New(cfg Config) (*Guard, error) {
 		FlushInterval:  0,
 		ModifyResponse: g.observe,
 		ErrorHandler:   g.upstreamError,
+		BufferPool:     copyBufs{},
 	}
 	return g, nil
+}
+
+// copyBufs keeps the 32 KiB buffers the proxy copies answers through,
+// made for each answer otherwise.
+type copyBufs struct{}
+
+var copyBufPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
+
+func (copyBufs) Get() []byte { return copyBufPool.Get().(*[32 << 10]byte)[:] }
+func (copyBufs) Put(b []byte) {
+	if len(b) == 32<<10 {
+		copyBufPool.Put((*[32 << 10]byte)(b))
+	}
 }
 
 // transport is tr, or when nil a clone of http.DefaultTransport without

@@ -11,21 +11,66 @@ import (
 // lexReader reads a request body with the house's JSON lexer for a codec
 // that has a fast reader (readAnthropic); ok turns false at the first
 // thing the codec's encoding/json reader might read otherwise, and the
-// codec then reads the body with encoding/json.
+// codec then reads the body with encoding/json. prev, when set, is the
+// memo of an earlier body to read the history against; memo, when set,
+// records this body's (memo.go).
 type lexReader struct {
-	d  jsonlex.Decoder
-	ok bool
+	d    jsonlex.Decoder
+	ok   bool
+	body []byte
+	prev *readMemo
+	memo *readMemo
+	// shared is how many bytes body begins with as prev's does.
+	shared int
+	// tailKnown: the body after the history array is prev's (history).
+	tailKnown bool
 }
 
-// newLexReader starts reading body; false for a body that is not valid
-// UTF-8 (encoding/json reads its invalid bytes as U+FFFD).
-func newLexReader(body []byte) (*lexReader, bool) {
-	if !utf8.Valid(body) {
-		return nil, false
+// lexRead reads body with read, against prev when not nil, and returns
+// the memo it leaves; false for a body
+// that is not valid UTF-8 (encoding/json reads its invalid bytes as
+// U+FFFD) or that read leaves to encoding/json.
+func lexRead(body []byte, prev *readMemo, read func(*lexReader) (*Request, bool)) (*Request, *readMemo, bool) {
+	lx := &lexReader{ok: true, body: body, prev: prev, memo: &readMemo{body: body}}
+	checked := 0
+	if prev != nil {
+		lx.shared = prefixLen(prev.body, body)
+		checked = validPrefix(prev.body, lx.shared)
 	}
-	lx := &lexReader{ok: true}
+	if !utf8.Valid(body[checked:]) {
+		return nil, nil, false
+	}
 	lx.d.Reset(body)
-	return lx, true
+	r, ok := read(lx)
+	if !ok {
+		return nil, nil, false
+	}
+	if lx.tailKnown {
+		r = prev.withHistory(lx.memo)
+	}
+	lx.memo.read = r
+	return r, lx.memo, true
+}
+
+// readEither reads body with the lexer reader fast, against prev, and
+// where fast leaves it with slow (encoding/json), which leaves no memo.
+func readEither(body []byte, prev *readMemo, fast func(*lexReader) (*Request, bool), slow func([]byte) (*Request, error)) (*Request, *readMemo, error) {
+	if r, m, ok := lexRead(body, prev, fast); ok {
+		return r, m, nil
+	}
+	r, err := slow(body)
+	return r, nil, err
+}
+
+// validPrefix is how many of the first n bytes of b, valid UTF-8 read
+// before, hold whole runes: those need no second check in a body that
+// begins with the same n bytes.
+func validPrefix(b []byte, n int) int {
+	c := max(n-utf8.UTFMax, 0)
+	for c > 0 && !utf8.RuneStart(b[c]) {
+		c--
+	}
+	return c
 }
 
 // end reports whether the whole body was read: ok, the top-level object's

@@ -50,7 +50,7 @@ var responsesSeeds = []string{
 // reader.
 var requestReaders = []struct {
 	name  string
-	fast  func([]byte) (*Request, bool)
+	fast  func(*lexReader) (*Request, bool)
 	slow  func([]byte) (*Request, error)
 	seeds []string
 	// left is where in seeds the bodies the lexer must leave begin.
@@ -66,7 +66,7 @@ var requestReaders = []struct {
 // request from it.
 func checkReaders(t *testing.T, body []byte) {
 	for _, rr := range requestReaders {
-		fast, ok := rr.fast(body)
+		fast, _, ok := lexRead(body, nil, rr.fast)
 		if !ok {
 			continue
 		}
@@ -94,14 +94,14 @@ func TestRequestReaders(t *testing.T) {
 			bodies = append(bodies, []byte(s))
 		}
 		for _, body := range bodies {
-			if _, ok := rr.fast(body); !ok {
+			if _, _, ok := lexRead(body, nil, rr.fast); !ok {
 				t.Errorf("%s: the lexer left %.100s (%d bytes) to encoding/json", rr.name, body, len(body))
 			}
 			checkReaders(t, body)
 		}
 		for _, s := range rr.seeds[rr.left:] {
 			checkReaders(t, []byte(s))
-			if _, ok := rr.fast([]byte(s)); ok {
+			if _, _, ok := lexRead([]byte(s), nil, rr.fast); ok {
 				t.Errorf("%s: %s: the lexer read it, want it left to encoding/json", rr.name, s)
 			}
 		}

@@ -43,11 +43,13 @@ type responsesRequest struct {
 // Request reads instructions and input items; function calls are
 // rendered into assistant text, their outputs are tool messages and
 // reasoning items are left out (the history does not replay them).
-func (Responses) Request(body []byte) (*Request, error) {
-	if r, ok := readResponses(body); ok {
-		return r, nil
-	}
-	return decodeResponses(body)
+func (c Responses) Request(body []byte) (*Request, error) {
+	r, _, err := c.read(body, nil)
+	return r, err
+}
+
+func (Responses) read(body []byte, prev *readMemo) (*Request, *readMemo, error) {
+	return readEither(body, prev, readResponses, decodeResponses)
 }
 
 // decodeResponses is Request read with encoding/json.
@@ -94,16 +96,12 @@ func decodeResponses(body []byte) (*Request, error) {
 // Request reads it with encoding/json; it reports false where
 // encoding/json could read the body otherwise (see readAnthropic), and
 // Request then reads it the slow way (FuzzRequestReaders).
-func readResponses(body []byte) (*Request, bool) {
-	lx, ok := newLexReader(body)
-	if !ok {
-		return nil, false
-	}
+func readResponses(lx *lexReader) (*Request, bool) {
 	r := &Request{Chainable: true}
 	var instructions string
 	var items []rollout.Message
 	input := false
-	ok = lx.object(func(key string) bool {
+	ok := lx.object(func(key string) bool {
 		switch key {
 		case "instructions":
 			instructions = lx.str()
@@ -135,9 +133,8 @@ func (lx *lexReader) responsesInput(r *Request) []rollout.Message {
 	if lx.d.Kind() == jsonlex.String {
 		return []rollout.Message{{Role: "user", Content: lx.str()}}
 	}
-	var out []rollout.Message
-	prevAssistant := false
-	lx.array(func() bool {
+	var h histState
+	lx.history(&h, func() bool {
 		var it responsesItem
 		if !lx.responsesItem(&it) {
 			return false
@@ -147,16 +144,17 @@ func (lx *lexReader) responsesInput(r *Request) []rollout.Message {
 			return ok
 		}
 		if item.Role == "assistant" {
-			if !prevAssistant {
-				r.Echoed = r.Echoed[:0]
+			if !h.inRun {
+				h.echoed = h.echoed[:0]
 			}
-			r.Echoed = appendID(appendID(r.Echoed, it.ID), it.CallID)
+			h.echoed = appendID(appendID(h.echoed, it.ID), it.CallID)
 		}
-		prevAssistant = item.Role == "assistant"
-		out = append(out, item)
+		h.inRun = item.Role == "assistant"
+		h.items = append(h.items, item)
 		return true
 	})
-	return out
+	r.Echoed = h.echoed
+	return h.items
 }
 
 // lexResponsesNorm is responsesNorm with a message's content read by the

@@ -3,6 +3,7 @@ package guard
 import (
 	"container/list"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"hash/maphash"
@@ -84,19 +85,36 @@ type prefixKey struct {
 // prefixSeed seeds the prefix hashes; they live in memory only.
 var prefixSeed = maphash.MakeSeed()
 
-// prefixHashes are the hashes of items[:i] for i = 0 … len(items).
-// (maphash rather than FNV: a long history's hashing took a fifth of
-// its reading.)
+// prefixHashes are the hashes of items[:i] for i = 0 … len(items), each
+// chained from the one before (the hash of the one before, the item's
+// role and content), so that hashing can go on from any of them
+// (prefixHashesFrom). (maphash rather than FNV: a long history's hashing
+// took a fifth of its reading.)
 func prefixHashes(items []rollout.Message) []uint64 {
+	return prefixHashesFrom(nil, nil, items)
+}
+
+// prefixHashesFrom is prefixHashes(items), taking from prevHashes, the
+// prefix hashes of prev, those of the items items begins with as prev
+// does.
+func prefixHashesFrom(prev []rollout.Message, prevHashes []uint64, items []rollout.Message) []uint64 {
+	out := make([]uint64, len(items)+1)
 	var h maphash.Hash
 	h.SetSeed(prefixSeed)
-	out := make([]uint64, len(items)+1)
 	out[0] = h.Sum64()
-	for i, it := range items {
-		h.WriteString(it.Role)
+	i := 0
+	for i < len(items) && i < len(prev) && items[i].Role == prev[i].Role && items[i].Content == prev[i].Content {
+		out[i+1] = prevHashes[i+1]
+		i++
+	}
+	var chain [8]byte
+	for ; i < len(items); i++ {
+		h.Reset()
+		binary.LittleEndian.PutUint64(chain[:], out[i])
+		h.Write(chain[:])
+		h.WriteString(items[i].Role)
 		h.WriteByte(0)
-		h.WriteString(it.Content)
-		h.WriteByte(0)
+		h.WriteString(items[i].Content)
 		out[i+1] = h.Sum64()
 	}
 	return out

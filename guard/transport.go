@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"bagen-data/internal/httpd"
@@ -71,6 +72,7 @@ type call struct {
 	// be. nil: the request was read first, and is observed.
 	ready    chan struct{}
 	observed bool
+	claim    atomic.Int32 // claimOpen, claimRead, claimGivenUp
 }
 
 type callKey struct{}
@@ -90,13 +92,13 @@ func (g *Guard) serveModel(w http.ResponseWriter, r *http.Request, codec Codec) 
 		return
 	}
 	defer release()
-	req, err := codec.Request(body)
+	req, hashes, err := g.readRequest(codec, r.Header, body, nil)
 	if err != nil {
 		// Not the guard's to judge: the upstream answers it.
 		g.forward(w, r, body, nil)
 		return
 	}
-	c := &call{codec: codec, req: req, hashes: prefixHashes(req.Items), start: time.Now()}
+	c := &call{codec: codec, req: req, hashes: hashes, start: time.Now()}
 	g.catchUp(r.Context(), r.Header, req)
 	var how string
 	var firstTools bool

@@ -12,7 +12,7 @@ import (
 func ExampleProbes() {
 	acc := probes.Accounting{Turns: []probes.TurnTokens{{In: 5, Out: 3}, {In: 4, Out: 2}, {In: 2, Out: 1}}, TrailingAt: -1}
 	width, _ := probes.ParseWidth("pct30")
-	ps, _ := probes.Probes(acc, 10, 2500, true, probes.Options{MinRemaining: 1})
+	ps, _ := probes.Probes(acc, 10, 2500, true, probes.Options{})
 	for _, p := range ps {
 		fmt.Printf("after %d turns: used %d, remaining %d, answer %s\n", p.After, p.Used, p.Remaining, width.GroundTruth(p))
 	}

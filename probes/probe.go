@@ -41,16 +41,28 @@ func (l Labels) String() string {
 }
 
 // Options controls where probes are placed and how they are labelled. The
-// zero value probes every turn with the paper's labels and keeps every
-// probe.
+// zero value probes every turn with the paper's labels and drops the
+// trivial r = 0 probes, as the paper does.
 type Options struct {
 	Labels Labels
 	// Every places probes at p = 0, n, 2n, …; zero means 1.
 	Every int
-	// MinRemaining drops probes whose remaining tokens r are below it; zero
-	// keeps every probe (the command line's default is 1, which drops the
-	// trivial r = 0 probes as the paper does).
-	MinRemaining int64
+	// MinRemaining drops probes whose remaining tokens r are below it; nil
+	// means DefaultMinRemaining (1: the trivial r = 0 probes are dropped, as
+	// the paper does), and a pointer to 0 keeps every probe.
+	MinRemaining *int64
+}
+
+// DefaultMinRemaining is Options.MinRemaining's default, build's
+// --min-remaining too.
+const DefaultMinRemaining = 1
+
+// Minimum is the MinRemaining in effect.
+func (o Options) Minimum() int64 {
+	if o.MinRemaining == nil {
+		return DefaultMinRemaining
+	}
+	return *o.MinRemaining
 }
 
 // Probe is one budget probe: the estimator sees the prefix before turn
@@ -68,7 +80,7 @@ type Probe struct {
 //	used_0 = sys + in_0              r_0 = Σ_k out_k + Σ_{k≥1} in_k
 //	used_p = sys + Σ_{k<p}(in_k + out_k)   r_p = Σ_{k≥p}(in_k + out_k)   (p ≥ 1)
 //
-// Probes with r < o.MinRemaining are dropped; dropped is their count.
+// Probes with r < o.Minimum() are dropped; dropped is their count.
 func Probes(a Accounting, sys, budget int64, success bool, o Options) (out []Probe, dropped int) {
 	every := max(o.Every, 1)
 	T := len(a.Turns)
@@ -79,7 +91,7 @@ func Probes(a Accounting, sys, budget int64, success bool, o Options) (out []Pro
 		}
 		last = T
 	}
-	total := a.Total(sys)
+	total, floor := a.Total(sys), o.Minimum()
 	trajPossible := success && total <= budget
 	// prefix[p] = Σ_{k<p}(in_k + out_k)
 	prefix := make([]int64, T+1)
@@ -107,7 +119,7 @@ func Probes(a Accounting, sys, budget int64, success bool, o Options) (out []Pro
 			}
 			pr.Possible = success && pr.Used+pr.Remaining <= budget
 		}
-		if pr.Remaining < o.MinRemaining {
+		if pr.Remaining < floor {
 			dropped++
 			return
 		}

@@ -139,7 +139,7 @@ func TestProbesPaper(t *testing.T) {
 		{"every second turn", 100, true, Options{Every: 2}, []Probe{
 			{After: 0, Used: 15, Remaining: 12, Possible: true}, {After: 2, Used: 24, Remaining: 3, Possible: true},
 		}, 0},
-		{"min remaining drops small r", 100, true, Options{MinRemaining: 4}, []Probe{
+		{"min remaining drops small r", 100, true, Options{MinRemaining: new(int64(4))}, []Probe{
 			{After: 0, Used: 15, Remaining: 12, Possible: true}, {After: 1, Used: 18, Remaining: 9, Possible: true},
 		}, 1},
 	}
@@ -161,7 +161,7 @@ func TestProbesPaper(t *testing.T) {
 func TestProbesBagenV1(t *testing.T) {
 	// The trailing message (7 tokens) is added to r_0 and r_T, and each
 	// probe is labelled by its own used + r: 34, 27, 27, 34.
-	got, dropped := Probes(threeTurns, 10, 30, true, Options{Labels: LabelsBagenV1, MinRemaining: 1})
+	got, dropped := Probes(threeTurns, 10, 30, true, Options{Labels: LabelsBagenV1})
 	want := []Probe{
 		{After: 0, Used: 15, Remaining: 19, Possible: false},
 		{After: 1, Used: 18, Remaining: 9, Possible: true},
@@ -174,14 +174,20 @@ func TestProbesBagenV1(t *testing.T) {
 	// Without a trailing message r_T = 0, which the default min-remaining
 	// drops, as the reference script's "trivial samples with r=0".
 	noTrail := Accounting{Turns: threeTurns.Turns, TrailingAt: -1}
-	got, dropped = Probes(noTrail, 10, 30, true, Options{Labels: LabelsBagenV1, MinRemaining: 1})
+	got, dropped = Probes(noTrail, 10, 30, true, Options{Labels: LabelsBagenV1})
 	if len(got) != 3 || dropped != 1 || got[0].Remaining != 12 {
 		t.Errorf("without trailing: %+v dropped %d; want 3 probes with r_0 = 12 and 1 dropped", got, dropped)
+	}
+	// A MinRemaining of 0, unlike nil, keeps the r = 0 probe.
+	got, dropped = Probes(noTrail, 10, 30, true, Options{Labels: LabelsBagenV1, MinRemaining: new(int64(0))})
+	if len(got) != 4 || dropped != 0 || got[3].After != 3 || got[3].Remaining != 0 {
+		t.Errorf("MinRemaining 0 without trailing: %+v dropped %d; want 4 probes, the last after turn 3 with r = 0", got, dropped)
 	}
 }
 
 // TestProbesBagenV1Positions pins the reference script's positions
-// [0] + range(n, T+1, n): p = T only when n divides T.
+// [0] + range(n, T+1, n): p = T only when n divides T (kept here with
+// MinRemaining 0 though r_T = 0 without a trailing message).
 func TestProbesBagenV1Positions(t *testing.T) {
 	five := Accounting{Turns: []TurnTokens{{5, 3}, {4, 2}, {2, 1}, {3, 3}, {1, 1}}, TrailingAt: -1}
 	tests := []struct {
@@ -199,7 +205,7 @@ func TestProbesBagenV1Positions(t *testing.T) {
 		{"no complete turn", Accounting{Trailing: 4, TrailingAt: 0}, 1, nil},
 	}
 	for _, tt := range tests {
-		got, _ := Probes(tt.acc, 10, 100, true, Options{Labels: LabelsBagenV1, Every: tt.every})
+		got, _ := Probes(tt.acc, 10, 100, true, Options{Labels: LabelsBagenV1, Every: tt.every, MinRemaining: new(int64(0))})
 		var at []int
 		for _, p := range got {
 			at = append(at, p.After)

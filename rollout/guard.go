@@ -242,25 +242,37 @@ func SplitGuardHistory(items []Message) (system string, turns []GuardTurn, tail 
 	for ; i < len(items) && items[i].Role == "system"; i++ {
 		sys = append(sys, items[i].Content)
 	}
-	var seen []Message
-	for ; i < len(items); i++ {
+	start := i // the messages since the last assistant run
+	for i < len(items) {
 		if items[i].Role != "assistant" {
-			seen = append(seen, items[i])
+			i++
 			continue
 		}
-		if n := len(turns); n > 0 && len(seen) == 0 && i > 0 && items[i-1].Role == "assistant" {
-			turns[n-1].Output = append(turns[n-1].Output, items[i])
-			continue
+		j := i + 1
+		for j < len(items) && items[j].Role == "assistant" {
+			j++
 		}
-		turns = append(turns, GuardTurn{Input: seen, Output: []Message{items[i]}})
-		seen = nil
+		turns = append(turns, GuardTurn{Input: span(items, start, i), Output: span(items, i, j)})
+		start, i = j, j
 	}
-	return strings.Join(sys, "\n\n"), turns, seen
+	return strings.Join(sys, "\n\n"), turns, span(items, start, len(items))
+}
+
+// span is items[a:b], nil when empty, capped so that an append to it
+// copies.
+func span(items []Message, a, b int) []Message {
+	if a == b {
+		return nil
+	}
+	return items[a:b:b]
 }
 
 // JoinGuardItems is the text of one side of a turn: the messages'
 // non-empty contents joined by a blank line.
 func JoinGuardItems(items []Message) string {
+	if len(items) == 1 {
+		return items[0].Content
+	}
 	parts := make([]string, 0, len(items))
 	for _, it := range items {
 		if it.Content != "" {
@@ -275,7 +287,8 @@ func JoinGuardItems(items []Message) string {
 // upstream's per-call usage (history-inclusive inputs, InputsRequest).
 // A turn without usage is Unrecorded.
 func GuardTrajectory(id, system string, turns []GuardTurn) Trajectory {
-	t := Trajectory{ID: id, Inputs: InputsRequest, Outcome: OutcomeNone, Pos: Position{File: id, Index: -1}}
+	t := Trajectory{ID: id, Inputs: InputsRequest, Outcome: OutcomeNone, Pos: Position{File: id, Index: -1},
+		Messages: make([]Message, 0, 1+2*len(turns)), API: make([]APITokens, 0, len(turns))}
 	if system != "" {
 		t.Messages = append(t.Messages, Message{Role: "system", Content: system, Tokens: Unrecorded})
 	}

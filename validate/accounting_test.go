@@ -31,7 +31,7 @@ func agentBuild(t *testing.T, kind probes.AccountingKind) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := dataset.Config{Task: task, Width: width, Budget: 5000, Probes: probes.Options{MinRemaining: 1}, Ratio: dataset.Ratio{Eval: 100},
+	cfg := dataset.Config{Task: task, Width: width, Budget: 5000, Ratio: dataset.Ratio{Eval: 100},
 		Seed: 42, Counter: words{}, Accounting: kind, PrefixIDs: true, Version: "test"}
 	dir := filepath.Join(t.TempDir(), "data")
 	if _, err := dataset.Build(context.Background(), srcs, dir, cfg); err != nil {

@@ -74,7 +74,7 @@ func buildDataset(t *testing.T, mutate func(*dataset.Config)) string {
 		t.Fatal(err)
 	}
 	cfg := dataset.Config{
-		Task: task, Width: width, Probes: probes.Options{MinRemaining: 1},
+		Task: task, Width: width,
 		Seed: 42, Balance: dataset.Balance{Oversample: 2, Ratio: new(1.0)}, Counter: words{}, Tokenizer: "words",
 		Version: "test",
 	}

@@ -695,7 +695,7 @@ func TestEmbeddedFixturesPass(t *testing.T) {
 	task, _ := probes.LookupTask("sokoban")
 	width, _ := probes.ParseWidth("pct30")
 	dir := filepath.Join(t.TempDir(), "out")
-	cfg := dataset.Config{Task: task, Width: width, Probes: probes.Options{MinRemaining: 1}, Seed: 42,
+	cfg := dataset.Config{Task: task, Width: width, Seed: 42,
 		Balance: dataset.Balance{Oversample: 2, Ratio: new(1.0)}, Counter: tok, Tokenizer: "qwen", Version: "test"}
 	if _, err := dataset.Build(t.Context(), srcs, dir, cfg); err != nil {
 		t.Fatal(err)

@@ -33,7 +33,13 @@ const (
 	DefaultConcurrency = 8   // Options.Concurrency: the paper's evaluation scripts
 	DefaultAttempts    = 6   // Retry.Attempts
 	DefaultMaxTokens   = 512 // Ollama.NumPredict, OpenAI.MaxTokens: the paper's and the authors' cap
+
+	DefaultTimeout = 2 * time.Minute // Retry.Timeout
 )
+
+// NoTimeout as Retry.Timeout leaves an attempt unbounded but by the
+// caller's context.
+const NoTimeout time.Duration = -1
 
 // Options configures Ask. Zero fields take the defaults named.
 type Options struct {

@@ -196,6 +196,40 @@ func TestRetryTimeout(t *testing.T) {
 	}
 }
 
+// TestRetryTimeoutDefault pins the zero Timeout as DefaultTimeout (each
+// attempt's context ends 2 min after it starts) and NoTimeout as no
+// deadline but the caller's.
+func TestRetryTimeoutDefault(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		timeout time.Duration
+		want    time.Duration // 0: no deadline
+	}{
+		{"zero is the default", 0, 2 * time.Minute},
+		{"set", 90 * time.Second, 90 * time.Second},
+		{"negative is no bound", NoTimeout, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var deadline time.Time
+			var has bool
+			start := time.Now()
+			_, err := Retry{Timeout: tt.timeout}.Do(t.Context(), func(ctx context.Context) error {
+				deadline, has = ctx.Deadline()
+				return nil
+			})
+			end := time.Now()
+			switch {
+			case err != nil:
+				t.Fatal(err)
+			case tt.want == 0 && has:
+				t.Errorf("deadline %v after the start, want none", deadline.Sub(start))
+			case tt.want > 0 && (!has || deadline.Before(start.Add(tt.want)) || deadline.After(end.Add(tt.want))):
+				t.Errorf("deadline %v (set %v) after the start, want %v", deadline.Sub(start), has, tt.want)
+			}
+		})
+	}
+}
+
 // TestAskFailuresAndRate records a probe whose retries run out as a
 // failure line, keeps answering the others and paces requests.
 func TestAskFailuresAndRate(t *testing.T) {

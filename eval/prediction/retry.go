@@ -1,6 +1,7 @@
 package prediction
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,8 +31,8 @@ type Retry struct {
 	// MaxBackoff caps the backoff; zero means 30 s. A Retry-After longer
 	// than the backoff is honoured up to MaxRetryAfter.
 	MaxBackoff time.Duration
-	// Timeout bounds one attempt; zero means no bound but the caller's
-	// context.
+	// Timeout bounds one attempt; zero means DefaultTimeout (2 min), a
+	// negative value (NoTimeout) no bound but the caller's context.
 	Timeout time.Duration
 	// Pace, when set, is called before every attempt, outside its timeout
 	// (a request-rate cap); its error ends the call.
@@ -45,6 +46,7 @@ type Retry struct {
 // MaxRetryAfter caps the wait a server's Retry-After can ask for.
 const MaxRetryAfter = 5 * time.Minute
 
+func (r Retry) timeout() time.Duration    { return cmp.Or(r.Timeout, DefaultTimeout) }
 func (r Retry) attempts() int             { return positive(r.Attempts, DefaultAttempts) }
 func (r Retry) backoff() time.Duration    { return positiveDur(r.Backoff, 500*time.Millisecond) }
 func (r Retry) maxBackoff() time.Duration { return positiveDur(r.MaxBackoff, 30*time.Second) }
@@ -98,14 +100,15 @@ func (r Retry) Do(ctx context.Context, f func(context.Context) error) (int, erro
 }
 
 func (r Retry) attempt(ctx context.Context, f func(context.Context) error) error {
-	if r.Timeout <= 0 {
+	timeout := r.timeout()
+	if timeout < 0 {
 		return f(ctx)
 	}
-	actx, cancel := context.WithTimeout(ctx, r.Timeout)
+	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := f(actx)
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {
-		return fmt.Errorf("no answer within %v: %w", r.Timeout, err)
+		return fmt.Errorf("no answer within %v: %w", timeout, err)
 	}
 	return err
 }

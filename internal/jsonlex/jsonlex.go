@@ -112,6 +112,18 @@ func (d *Decoder) Err() error { return d.err }
 // Offset is the current byte offset.
 func (d *Decoder) Offset() int { return d.pos }
 
+// Seek moves to off, an Offset that a Decoder reading input whose first
+// off bytes are these reported: what it read before off was read the
+// same way, so reading goes on from there as it went on then. An off
+// outside the input fails.
+func (d *Decoder) Seek(off int) {
+	if off < 0 || off > len(d.buf) {
+		d.fail(fmt.Sprintf("seek to %d outside the input's %d bytes", off, len(d.buf)))
+		return
+	}
+	d.pos = off
+}
+
 func (d *Decoder) fail(msg string) {
 	if d.err == nil {
 		d.err = &Error{Offset: d.pos, Msg: msg}

@@ -510,3 +510,27 @@ func TestRawAndRawKey(t *testing.T) {
 		t.Fatalf("Raw of [1,] = %q, err %v; want nil and an error", raw, d.Err())
 	}
 }
+
+// TestSeek: a Decoder that seeks to where another stopped in a body with
+// the same beginning reads the rest as a Decoder that read it all.
+func TestSeek(t *testing.T) {
+	var a, b Decoder
+	a.Reset([]byte(`[{"k":"v1"},"x"]`))
+	a.Begin('[')
+	a.Next(0, ']')
+	a.Skip()
+	off := a.Offset()
+	b.Reset([]byte(`[{"k":"v1"},"y",3]`))
+	b.Seek(off)
+	var got []string
+	for i := 1; b.Next(i, ']'); i++ {
+		got = append(got, string(b.Raw()))
+	}
+	if want := []string{`"y"`, `3`}; b.Err() != nil || !slices.Equal(got, want) {
+		t.Errorf("after Seek(%d): %q, %v; want %q", off, got, b.Err(), want)
+	}
+	b.Seek(100)
+	if err := b.Err(); err == nil || err.Error() != "offset 18: seek to 100 outside the input's 18 bytes" {
+		t.Errorf("Seek past the end: %v", err)
+	}
+}

@@ -205,7 +205,6 @@ func buildData(ctx context.Context, dir string) error {
 	}
 	cfg := dataset.Config{
 		Task: probes.Tasks["sokoban"], Width: width, Seed: 42, Counter: tok, Tokenizer: "qwen (cached tokenizer.json)",
-		Probes:  probes.Options{MinRemaining: 1},
 		Balance: dataset.Balance{Oversample: 2, Ratio: new(1.0)},
 	}
 	fmt.Fprintf(os.Stderr, "+ build sokoban pct30 (%s)\n", dir)
