@@ -1,5 +1,7 @@
 // Package cli holds the bagen-data commands, one file per verb. Each file
-// exports one *ucli.Command; App assembles them.
+// exports one *ucli.Command; App assembles them. urfave/cli v3 parses the
+// command line, flags after arguments included; cmdline.go restates its
+// errors as one line and checks the outputs before any work.
 package cli
 
 import (
@@ -8,12 +10,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"reflect"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/dataset"
 	"bagen-data/grpo"
@@ -21,27 +23,32 @@ import (
 	"bagen-data/rollout"
 )
 
-var plainBoolHelp sync.Once
-
 // Version is the tool version recorded in manifests; set with -ldflags.
 var Version = "0.1.0-dev"
 
-// App returns the bagen-data application with every command registered.
-func App() *ucli.App {
-	plainBoolHelp.Do(func() {
-		// A switch that is off by default needs no "(default: false)".
-		base := ucli.FlagStringer
-		ucli.FlagStringer = func(f ucli.Flag) string { return strings.TrimSuffix(base(f), " (default: false)") }
-	})
-	app := &ucli.App{
-		Name:                 "bagen-data",
-		Usage:                "turn LLM-agent rollout logs into budget-estimation training data and rewards",
-		Version:              Version,
-		EnableBashCompletion: true,
-		HideHelpCommand:      true,
-		Flags:                []ucli.Flag{cpuProfileFlag},
-		Before:               startProfile,
-		After:                stopProfile,
+// App returns the bagen-data command line: the tool's command with every
+// command registered. urfave/cli keeps what it parses in the commands and
+// flags themselves, so each call builds a tree of its own, for one run.
+func App() *ucli.Command {
+	app, _ := newApp()
+	return app
+}
+
+// newApp is App and the line its run reads, known once parsed.
+func newApp() (*ucli.Command, *line) {
+	l := &line{}
+	app := &ucli.Command{
+		Name:                  "bagen-data",
+		Usage:                 "turn LLM-agent rollout logs into budget-estimation training data and rewards",
+		UsageText:             "bagen-data [global options] command [command options]",
+		Version:               Version,
+		EnableShellCompletion: true,
+		HideHelpCommand:       true,
+		Flags:                 []ucli.Flag{fresh(cpuProfileFlag)},
+		Before:                startProfile,
+		After:                 stopProfile,
+		ArgValidator:          l.check,
+		ExitErrHandler:        func(context.Context, *ucli.Command, error) {}, // Main prints and exits
 		Commands: []*ucli.Command{
 			Build,
 			Convert,
@@ -53,55 +60,94 @@ func App() *ucli.App {
 			Probes,
 			Guard,
 			Baseline,
+			helpCommand,
 		},
 	}
-	prepareCommands(app.Commands)
-	// `help [COMMAND...]` is read by Main, not a command of urfave/cli's:
-	// the list names it all the same.
-	app.CustomAppHelpTemplate = strings.Replace(ucli.AppHelpTemplate,
-		`COMMANDS:{{template "visibleCommandCategoryTemplate" .}}`,
-		`COMMANDS:{{template "visibleCommandCategoryTemplate" .}}`+"\n   help      show the commands, or a command's help (help reward serve)", 1)
-	return app
+	app.Commands = prepareCommands(app.Commands)
+	app.OnUsageError, app.Action = usageError, noCommand
+	return app, l
 }
 
-// prepareCommands makes a flag value that does not parse one line naming
-// the flag, in every command, instead of the help and then the error, and
-// keeps urfave/cli from adding a `help` subcommand to each (`help CMD`
-// comes first, and Main reads it).
-func prepareCommands(cmds []*ucli.Command) {
-	for _, c := range cmds {
-		if c.OnUsageError == nil {
-			c.OnUsageError = usageError
+// prepareCommands returns copies of cmds (see fresh) in which a command
+// line that does not parse is one line naming the flag, instead of the
+// help and then the error, a text flag does not take a flag for its value,
+// and a command that only lists others names the one the line asks for
+// and it lacks.
+func prepareCommands(cmds []*ucli.Command) []*ucli.Command {
+	out := make([]*ucli.Command, len(cmds))
+	for i, c := range cmds {
+		cp := *c
+		cp.Flags = make([]ucli.Flag, len(c.Flags))
+		for j, f := range c.Flags {
+			cp.Flags[j] = fresh(f)
+			refuseFlagValues(cp.Flags[j])
 		}
-		c.HideHelpCommand = true
-		prepareCommands(c.Subcommands)
+		cp.Commands = prepareCommands(c.Commands)
+		if cp.OnUsageError == nil {
+			cp.OnUsageError = usageError
+		}
+		if cp.Action == nil && len(cp.Commands) > 0 {
+			cp.Action = noCommand
+		}
+		out[i] = &cp
 	}
+	return out
 }
 
-func usageError(c *ucli.Context, err error, _ bool) error {
-	msg := err.Error()
-	// The standard flag package says "flag -seed"; the help says --seed.
-	if i := strings.Index(msg, "flag -"); i >= 0 {
-		name := msg[i+len("flag -"):]
-		if j := strings.IndexAny(name, ": "); j >= 0 {
-			name = name[:j]
+// fresh is a copy of the flag f as declared: its exported fields, none of
+// what a parse keeps in it. The commands are package values; each run
+// parses into copies of their flags.
+func fresh(f ucli.Flag) ucli.Flag {
+	v := reflect.ValueOf(f).Elem()
+	cp := reflect.New(v.Type())
+	for i := range v.NumField() {
+		if v.Type().Field(i).IsExported() {
+			cp.Elem().Field(i).Set(v.Field(i))
 		}
-		msg = msg[:i] + dashed(name) + msg[i+len("flag -")+len(name):]
 	}
-	return &UsageError{Command: commandPath(c), Msg: msg}
+	return cp.Interface().(ucli.Flag)
 }
 
-// commandPath names c's command with its parents ("reward serve"): when
-// a flag does not parse, urfave/cli has not yet given the command its
-// full name.
-func commandPath(c *ucli.Context) string {
-	var names []string
-	for _, x := range c.Lineage() {
-		if x.Command != nil && x.Command.Name != "" && (len(names) == 0 || names[0] != x.Command.Name) {
-			names = append([]string{x.Command.Name}, names...)
+// helpName names the help command.
+const helpName = "help"
+
+// helpCommand is `help [COMMAND...]`, listed once, after the tool's
+// commands.
+var helpCommand = &ucli.Command{
+	Name:      helpName,
+	Usage:     "show the commands, or a command's help (help reward serve)",
+	ArgsUsage: "[COMMAND...]",
+	Action:    runHelp,
+}
+
+func runHelp(ctx context.Context, c *ucli.Command) error {
+	target := c.Root()
+	for _, name := range c.Args().Slice() {
+		sub := target.Command(name)
+		if sub == nil || sub.Name == helpName {
+			return unknownCommand(target, name)
 		}
+		target = sub
 	}
-	return strings.TrimPrefix(strings.Join(names, " "), c.App.Name+" ")
+	return showHelp(ctx, target)
+}
+
+// noCommand is the action of a command that only lists others: it names
+// the command the line asks for and it lacks, or shows its help.
+func noCommand(ctx context.Context, c *ucli.Command) error {
+	if c.Args().Present() {
+		return unknownCommand(c, c.Args().First())
+	}
+	return showHelp(ctx, c)
+}
+
+// showHelp shows c's help as `c --help` does.
+func showHelp(ctx context.Context, c *ucli.Command) error {
+	lineage := c.Lineage()
+	if len(lineage) == 1 {
+		return ucli.ShowRootCommandHelp(c)
+	}
+	return ucli.ShowCommandHelp(ctx, lineage[1], c.Name)
 }
 
 // Exit statuses of Main.
@@ -131,13 +177,13 @@ func Main(args []string) int {
 		fmt.Fprintln(os.Stderr, "bagen-data: stopped at once")
 		os.Exit(ExitInterrupted)
 	}()
-	app := App()
-	inv, err := runLine(ctx, app, args)
+	app, l := newApp()
+	err := app.Run(ctx, args)
 	switch {
 	case err == nil:
 		return 0
 	case interrupted.Load() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-		fmt.Fprintf(os.Stderr, "bagen-data: %s\n", inv.interruptedNote(app))
+		fmt.Fprintf(os.Stderr, "bagen-data: %s\n", l.interruptedNote())
 		return ExitInterrupted
 	}
 	fmt.Fprintf(os.Stderr, "bagen-data: %v\n", err)
@@ -148,27 +194,6 @@ func Main(args []string) int {
 	return ExitError
 }
 
-// runLine checks the command line and every output path, then runs it.
-func runLine(ctx context.Context, app *ucli.App, args []string) (*invocation, error) {
-	argv, inv, err := normalize(app, args)
-	if err != nil {
-		return inv, err
-	}
-	if !inv.help {
-		outs := inv.outputs(app)
-		if err := checkOutputs(outs); err != nil {
-			if name := inv.name(); name != "" {
-				return inv, fmt.Errorf("%s: %w", name, err)
-			}
-			return inv, err
-		}
-		if toStdout(outs) {
-			app.Writer = os.Stderr // the data has standard output
-		}
-	}
-	return inv, app.RunContext(ctx, argv)
-}
-
 // resumable says what an interrupted command leaves behind when its
 // outputs grow as it works.
 var resumable = map[string]string{
@@ -177,15 +202,19 @@ var resumable = map[string]string{
 }
 
 // interruptedNote is the line an interrupted run ends with.
-func (inv *invocation) interruptedNote(app *ucli.App) string {
-	if out := inv.given["out"]; inv.name() == "grpo train" && len(out) > 0 && !grpo.HasRun(out[len(out)-1]) {
+func (l *line) interruptedNote() string {
+	name := ""
+	if l.leaf != nil {
+		name = commandPath(l.leaf)
+	}
+	if name == "grpo train" && l.leaf.IsSet("out") && !grpo.HasRun(l.leaf.String("out")) {
 		return "interrupted; nothing was written to --out"
 	}
-	if note, ok := resumable[inv.name()]; ok {
+	if note, ok := resumable[name]; ok {
 		return "interrupted; " + note
 	}
 	var paths []string
-	for _, o := range inv.outputs(app) {
+	for _, o := range l.outs {
 		if o.kind != outLog && o.path != "-" && o.flag != "cpuprofile" {
 			paths = append(paths, o.path)
 		}

@@ -1,11 +1,12 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/baseline"
 )
@@ -23,7 +24,7 @@ task's own state where a task's text has structure: Sokoban's room,
 Search-R1's queries). Intervals are split-conformal; "impossible" is
 answered when the estimated chance of failure passes a threshold calibrated
 so that at most --max-abort of the successful held-out runs are stopped.`,
-	Subcommands: []*ucli.Command{baselineTrain, baselineEval, baselineServe},
+	Commands: []*ucli.Command{baselineTrain, baselineEval, baselineServe},
 }
 
 var baselineTrain = &ucli.Command{
@@ -55,7 +56,7 @@ data, flags and --seed write the same bytes.
 	Action: runBaselineTrain,
 }
 
-func runBaselineTrain(c *ucli.Context) error {
+func runBaselineTrain(ctx context.Context, c *ucli.Command) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("baseline train: unexpected argument %q (directories go in --data)", c.Args().First())
 	}
@@ -70,7 +71,7 @@ func runBaselineTrain(c *ucli.Context) error {
 	if err := baselineFlagErrors(c); err != nil {
 		return fmt.Errorf("baseline train: %w", err)
 	}
-	m, err := baseline.Train(c.Context, baseline.Config{Dirs: dirs, Coverage: c.Float64("coverage"), MaxAbort: c.Float64("max-abort"),
+	m, err := baseline.Train(ctx, baseline.Config{Dirs: dirs, Coverage: c.Float64("coverage"), MaxAbort: c.Float64("max-abort"),
 		Seed: c.Uint64("seed"), CalibrationShare: c.Float64("calibration"), Groups: groups})
 	if err != nil {
 		return fmt.Errorf("baseline train: %w", err)
@@ -79,13 +80,13 @@ func runBaselineTrain(c *ucli.Context) error {
 		return fmt.Errorf("baseline train: %w", err)
 	}
 	if !c.Bool("quiet") {
-		fmt.Fprintf(c.App.ErrWriter, "baseline train: %s: %s\n", out, m.Summary())
+		fmt.Fprintf(c.Root().ErrWriter, "baseline train: %s: %s\n", out, m.Summary())
 	}
 	return nil
 }
 
 // baselineFlagErrors reports every share flag out of its range, by name.
-func baselineFlagErrors(c *ucli.Context) error {
+func baselineFlagErrors(c *ucli.Command) error {
 	var bad []string
 	for _, name := range []string{"coverage", "max-abort", "calibration"} {
 		if v := c.Float64(name); !(v > 0 && v < 1) {

@@ -1,13 +1,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/baseline"
 	"bagen-data/dataset"
@@ -39,7 +40,7 @@ model's is refused; a budget other than the model's is warned about.`,
 	Action: runBaselineEval,
 }
 
-func runBaselineEval(c *ucli.Context) error {
+func runBaselineEval(ctx context.Context, c *ucli.Command) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("baseline eval: unexpected argument %q", c.Args().First())
 	}
@@ -58,7 +59,7 @@ func runBaselineEval(c *ucli.Context) error {
 	if err != nil {
 		return fmt.Errorf("baseline eval: %w", err)
 	}
-	preds, err := est.Predict(c.Context, data, rows)
+	preds, err := est.Predict(ctx, data, rows)
 	if err != nil {
 		return fmt.Errorf("baseline eval: %w", err)
 	}
@@ -83,13 +84,13 @@ func runBaselineEval(c *ucli.Context) error {
 
 // loadBaseline loads a model file as an estimator named after the file,
 // warnings to stderr.
-func loadBaseline(c *ucli.Context, path string) (*baseline.Estimator, error) {
+func loadBaseline(c *ucli.Command, path string) (*baseline.Estimator, error) {
 	m, err := baseline.Load(path)
 	if err != nil {
 		return nil, err
 	}
 	est := baseline.NewEstimator(m, baselineName(path))
-	est.Warn = func(msg string) { fmt.Fprintf(c.App.ErrWriter, "baseline: %s: %s\n", path, msg) }
+	est.Warn = func(msg string) { fmt.Fprintf(c.Root().ErrWriter, "baseline: %s: %s\n", path, msg) }
 	return est, nil
 }
 
@@ -102,7 +103,7 @@ func baselineName(path string) string {
 // baselinePredictions writes the answers to --predictions-out, when given,
 // and reads them back as eval --predictions does; it returns them with the
 // name eval would give the run.
-func baselinePredictions(c *ucli.Context, preds []predict.Prediction, model string) (*predict.Set, string, error) {
+func baselinePredictions(c *ucli.Command, preds []predict.Prediction, model string) (*predict.Set, string, error) {
 	out := c.String("predictions-out")
 	if out == "" {
 		if !c.IsSet("name") {
@@ -130,7 +131,7 @@ func baselinePredictions(c *ucli.Context, preds []predict.Prediction, model stri
 // run by run, with --bootstrap resamples' 95% intervals: eval's report
 // gives the share of all runs aborted; the guard's user asks for the
 // share of successful ones.
-func printStopIntervals(c *ucli.Context, rows []eval.Scored) {
+func printStopIntervals(c *ucli.Command, rows []eval.Scored) {
 	e := eval.EarlyStopOf(rows)
 	aborted := func(s []eval.Scored) eval.Num {
 		e := eval.EarlyStopOf(s)
@@ -142,7 +143,7 @@ func printStopIntervals(c *ucli.Context, rows []eval.Scored) {
 	saved := func(s []eval.Scored) eval.Num { return eval.EarlyStopOf(s).SavedShare }
 	n, seed := c.Int("bootstrap"), c.Uint64("seed")
 	a, sv := eval.BootstrapOf(rows, n, seed, aborted), eval.BootstrapOf(rows, n, seed, saved)
-	fmt.Fprintf(c.App.ErrWriter, "baseline eval: early stop: %d of %d successful runs aborted (%s, 95%% CI %s–%s); %s of failed runs' tokens saved (95%% CI %s–%s), at 0 estimator tokens\n",
+	fmt.Fprintf(c.Root().ErrWriter, "baseline eval: early stop: %d of %d successful runs aborted (%s, 95%% CI %s–%s); %s of failed runs' tokens saved (95%% CI %s–%s), at 0 estimator tokens\n",
 		e.AbortedSuccessful, e.Successful, pct(aborted(rows)), pct(a.Low), pct(a.High), pct(e.SavedShare), pct(sv.Low), pct(sv.High))
 }
 

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/baseline"
 	"bagen-data/grpo"
@@ -41,7 +41,7 @@ model's task gets 400 naming what is wrong.
 	Action: runBaselineServe,
 }
 
-func runBaselineServe(c *ucli.Context) error {
+func runBaselineServe(ctx context.Context, c *ucli.Command) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("baseline serve: unexpected argument %q", c.Args().First())
 	}
@@ -76,12 +76,12 @@ func runBaselineServe(c *ucli.Context) error {
 	if err != nil {
 		return fmt.Errorf("baseline serve: %w", err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "baseline serve: %s (%s, task %s) on http://%s/v1\n", name, path, est.Model().Task, ln.Addr())
-	defer announceDrain(c, "baseline serve", c.Duration("drain-grace"), c.Duration("drain-timeout"))()
-	if err := server.Serve(c.Context, ln, cfg); err != nil {
+	fmt.Fprintf(c.Root().ErrWriter, "baseline serve: %s (%s, task %s) on http://%s/v1\n", name, path, est.Model().Task, ln.Addr())
+	defer announceDrain(ctx, c, "baseline serve", c.Duration("drain-grace"), c.Duration("drain-timeout"))()
+	if err := server.Serve(ctx, ln, cfg); err != nil {
 		return fmt.Errorf("baseline serve: %w", err)
 	}
-	fmt.Fprintln(c.App.ErrWriter, "baseline serve: drained, bye")
+	fmt.Fprintln(c.Root().ErrWriter, "baseline serve: drained, bye")
 	return nil
 }
 
@@ -112,7 +112,7 @@ func (b baselineAnswers) Answer(ctx context.Context, q grpo.Query) (grpo.Estimat
 
 // guardBaseline loads a model for the guard to answer with in-process,
 // warning on stderr when the guard's task or budget is not the model's.
-func guardBaseline(c *ucli.Context, path string, cfg guard.Config) (guard.Estimator, error) {
+func guardBaseline(c *ucli.Command, path string, cfg guard.Config) (guard.Estimator, error) {
 	est, err := loadBaseline(c, path)
 	if err != nil {
 		return nil, err
@@ -120,18 +120,18 @@ func guardBaseline(c *ucli.Context, path string, cfg guard.Config) (guard.Estima
 	est.OtherTasks = true
 	m := est.Model()
 	if cfg.Task.Name != m.Task {
-		fmt.Fprintf(c.App.ErrWriter, "guard: warning: --task %s, but %s was trained on %s probes: its answers carry no calibration\n", cfg.Task.Name, path, m.Task)
+		fmt.Fprintf(c.Root().ErrWriter, "guard: warning: --task %s, but %s was trained on %s probes: its answers carry no calibration\n", cfg.Task.Name, path, m.Task)
 	}
 	budget := cfg.Budget
 	if budget == 0 {
 		budget = cfg.Task.Budget
 	}
 	if m.Budget > 0 && budget != m.Budget {
-		fmt.Fprintf(c.App.ErrWriter, "guard: warning: a budget of %d tokens, but %s was trained on %d\n", budget, path, m.Budget)
+		fmt.Fprintf(c.Root().ErrWriter, "guard: warning: a budget of %d tokens, but %s was trained on %d\n", budget, path, m.Budget)
 	}
 	learned, _ := probes.ParseAccountingKind(m.Accounting)
 	if note := guard.AccountingNote(learned); note != "" {
-		fmt.Fprintf(c.App.ErrWriter, "guard: %s\n", note)
+		fmt.Fprintf(c.Root().ErrWriter, "guard: %s\n", note)
 	}
 	return est, nil
 }

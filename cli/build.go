@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,7 +9,7 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/dataset"
 	"bagen-data/fixtures"
@@ -42,15 +43,15 @@ DIR/manifest.json. Without --input it runs on the embedded fixtures of --task.`,
 		compatFlag,
 		&ucli.IntFlag{Name: "probe-every", Value: 1, Usage: "place a probe every `N` turns"},
 		&ucli.Int64Flag{Name: "min-remaining", Value: probes.DefaultMinRemaining, Usage: "drop probes with fewer than `N` remaining tokens"},
-		&ucli.BoolFlag{Name: "think", Usage: "add a templated <think> to SFT answers and ask for one in the probe", DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "think", Usage: "add a templated <think> to SFT answers and ask for one in the probe"},
 		&ucli.StringFlag{Name: "split", Value: "40/50/10", Usage: "trajectory split `SFT/RL/EVAL` in percent"},
 		&ucli.StringFlag{Name: "split-by", Value: "instance", Usage: "split `UNIT`: instance (trajectories with the same first user message share a split, so no eval prompt repeats a training prompt) or trajectory"},
 		seedFlag("of the split, balancing and shuffles"),
 		&ucli.IntFlag{Name: "oversample-possible", Value: dataset.DefaultOversample, Usage: "`N` copies of each possible probe in the SFT and RL splits"},
 		&ucli.Float64Flag{Name: "balance-ratio", Value: dataset.DefaultBalanceRatio, Usage: "keep at most `R` × possible impossible probes in the SFT and RL splits (0: no cap)"},
-		&ucli.BoolFlag{Name: "balance-eval", Usage: "balance the eval split too (default: its natural class ratio)", DisableDefaultText: true},
-		&ucli.BoolFlag{Name: "prefix-ids", Usage: "prefix every trajectory id with its file's base name", DisableDefaultText: true},
-		&ucli.BoolFlag{Name: "skip-invalid", Usage: "skip malformed trajectories (counted in the summary and manifest) instead of failing", DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "balance-eval", Usage: "balance the eval split too (default: its natural class ratio)"},
+		&ucli.BoolFlag{Name: "prefix-ids", Usage: "prefix every trajectory id with its file's base name"},
+		&ucli.BoolFlag{Name: "skip-invalid", Usage: "skip malformed trajectories (counted in the summary and manifest) instead of failing"},
 		&ucli.StringFlag{Name: "system-prompt", Usage: "system `TEXT` replacing the task preset's"},
 		&ucli.StringFlag{Name: "system-prompt-file", Usage: "read the system prompt from `FILE`"},
 		&ucli.IntFlag{Name: "workers", Usage: "`N` parallel workers; the output does not depend on it", DefaultText: "all cores"},
@@ -84,9 +85,9 @@ func seedFlag(what string) *ucli.Uint64Flag {
 	return &ucli.Uint64Flag{Name: "seed", Value: DefaultSeed, Usage: "`SEED` " + what}
 }
 
-var quietFlag = &ucli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar or summary", DisableDefaultText: true}
+var quietFlag = &ucli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar or summary"}
 
-func runBuild(c *ucli.Context) error {
+func runBuild(ctx context.Context, c *ucli.Command) error {
 	if c.NArg() > 0 {
 		return usage("build", fmt.Errorf("unexpected argument %q (inputs go in --input)", c.Args().First()))
 	}
@@ -98,7 +99,7 @@ func runBuild(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	task, err := recordsTask(c, srcs)
+	task, err := recordsTask(ctx, c, srcs)
 	if err != nil {
 		return fmt.Errorf("build: %w", err)
 	}
@@ -107,7 +108,7 @@ func runBuild(c *ucli.Context) error {
 			return usage("build", err)
 		}
 	}
-	counter, name, err := openCounter(c)
+	counter, name, err := openCounter(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -117,23 +118,23 @@ func runBuild(c *ucli.Context) error {
 	cfg.Tokenizer = name
 	bar := newProgress(c.Bool("quiet"))
 	cfg.Progress = bar.update
-	m, err := dataset.Build(c.Context, srcs, c.String("out"), cfg)
+	m, err := dataset.Build(ctx, srcs, c.String("out"), cfg)
 	bar.done()
 	if err != nil {
 		return withSkipped(withFlagHints(err, "pass --budget N"), srcs)
 	}
 	if !c.Bool("quiet") {
-		printSummary(c.App.Writer, c.String("out"), m)
-		printSkipped(c.App.Writer, srcs[0].Options)
+		printSummary(c.Root().Writer, c.String("out"), m)
+		printSkipped(c.Root().Writer, srcs[0].Options)
 	}
-	warnOneClass(c.App.ErrWriter, m)
+	warnOneClass(c.Root().ErrWriter, m)
 	return nil
 }
 
 // buildConfig reads and checks every flag that shapes the build of task,
 // without I/O beyond --system-prompt-file; the tokenizer is opened
 // afterwards.
-func buildConfig(c *ucli.Context, taskName string) (dataset.Config, error) {
+func buildConfig(c *ucli.Command, taskName string) (dataset.Config, error) {
 	var errs []error
 	compat, err := compatFlags(c)
 	errs = append(errs, err)
@@ -241,7 +242,7 @@ func flagErrors(err error, flags map[string]string) error {
 }
 
 // compatFlags reads --compat and refuses flags that contradict it.
-func compatFlags(c *ucli.Context) (probes.Compat, error) {
+func compatFlags(c *ucli.Command) (probes.Compat, error) {
 	compat, err := probes.ParseCompat(c.String("compat"))
 	if err != nil || compat.Name == "" {
 		return compat, err
@@ -258,7 +259,7 @@ func compatFlags(c *ucli.Context) (probes.Compat, error) {
 
 // openCounter opens --tokenizer, or the cached Qwen tokenizer when the flag
 // is absent and the cache holds one. It returns nil when there is none.
-func openCounter(c *ucli.Context) (*tokenizer.Tokenizer, string, error) {
+func openCounter(ctx context.Context, c *ucli.Command) (*tokenizer.Tokenizer, string, error) {
 	spec := c.String("tokenizer")
 	if spec == "" {
 		path := tokenizer.DefaultPath()
@@ -268,9 +269,9 @@ func openCounter(c *ucli.Context) (*tokenizer.Tokenizer, string, error) {
 		t, err := tokenizer.Load(path)
 		return t, "qwen (cached tokenizer.json)", err
 	}
-	t, err := tokenizer.Open(c.Context, spec)
+	t, err := tokenizer.Open(ctx, spec)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", c.Command.FullName(), err)
+		return nil, "", fmt.Errorf("%s: %w", c.FullName(), err)
 	}
 	return t, spec, nil
 }
@@ -279,12 +280,12 @@ func openCounter(c *ucli.Context) (*tokenizer.Tokenizer, string, error) {
 // (metadata.task), unless --task is given, which overrides them with a
 // warning where they disagree. Inputs naming two tasks are an error; inputs
 // naming none, and the embedded fixtures, take --task.
-func recordsTask(c *ucli.Context, srcs []rollout.Source) (string, error) {
+func recordsTask(ctx context.Context, c *ucli.Command, srcs []rollout.Source) (string, error) {
 	flag := c.String("task")
 	if len(c.StringSlice("input")) == 0 {
 		return flag, nil
 	}
-	seen, err := rollout.Tasks(c.Context, srcs)
+	seen, err := rollout.Tasks(ctx, srcs)
 	switch {
 	case err != nil:
 		return "", err
@@ -293,7 +294,7 @@ func recordsTask(c *ucli.Context, srcs []rollout.Source) (string, error) {
 	case c.IsSet("task"):
 		for _, s := range seen {
 			if s.Task != flag {
-				fmt.Fprintf(c.App.ErrWriter, "warning: --task %s overrides task %s, which %s names\n", flag, s.Task, s.At)
+				fmt.Fprintf(c.Root().ErrWriter, "warning: --task %s overrides task %s, which %s names\n", flag, s.Task, s.At)
 			}
 		}
 		return flag, nil
@@ -305,7 +306,7 @@ func recordsTask(c *ucli.Context, srcs []rollout.Source) (string, error) {
 
 // buildSources are the --input files read with the read flags, else the
 // embedded fixtures of task.
-func buildSources(c *ucli.Context, task string) ([]rollout.Source, error) {
+func buildSources(c *ucli.Command, task string) ([]rollout.Source, error) {
 	o, err := readOptions(c)
 	if err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ func run(t *testing.T, args ...string) (string, error) {
 	}()
 	app := App()
 	app.Writer = w
-	err = app.RunContext(context.Background(), append([]string{"bagen-data"}, args...))
+	err = app.Run(context.Background(), append([]string{"bagen-data"}, args...))
 	w.Close()
 	os.Stdout = stdout
 	return string(<-done), err

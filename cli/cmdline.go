@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/internal/atomicfile"
 )
@@ -39,166 +42,72 @@ func (e *UsageError) Error() string {
 	return e.Command + ": " + e.Msg
 }
 
-// invocation is a command line resolved against the app: the command it
-// names and the flags it gives.
-type invocation struct {
-	path  []*ucli.Command     // the commands named, outermost first
-	given map[string][]string // flag values by the flag's first name, in order
-	help  bool                // --help, -h or `help CMD`
+// commandPath names c as the user types it, without the tool's name:
+// "reward serve"; empty for the tool itself.
+func commandPath(c *ucli.Command) string {
+	return strings.Join(c.Path()[1:], " ")
 }
 
-// name is the command as the user types it: "reward score".
-func (inv *invocation) name() string {
-	names := make([]string, len(inv.path))
-	for i, c := range inv.path {
-		names[i] = c.Name
+// The messages of urfave/cli's parser, which it gives as plain strings.
+const (
+	unknownFlagMsg  = "flag provided but not defined: -"
+	needsValueMsg   = "flag needs an argument: "
+	invalidValueMsg = "invalid value "
+)
+
+// usageError restates an error of urfave/cli's parser in c as one line
+// naming the flag the way the help does, with the nearest valid spelling.
+func usageError(_ context.Context, c *ucli.Command, err error, _ bool) error {
+	if name := c.Args().First(); name != "" && len(c.Commands) > 0 && c.Command(name) == nil {
+		return unknownCommand(c, name) // the command's name comes first
 	}
-	return strings.Join(names, " ")
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, unknownFlagMsg):
+		return unknownFlag(c, strings.TrimPrefix(msg, unknownFlagMsg))
+	case strings.HasPrefix(msg, needsValueMsg):
+		name := strings.TrimLeft(strings.TrimPrefix(msg, needsValueMsg), "-")
+		if f := findFlag(c, name); f != nil {
+			msg = fmt.Sprintf("--%s needs a value (%s)", f.Names()[0], placeholder(f))
+		}
+	case strings.HasPrefix(msg, invalidValueMsg):
+		msg = invalidValue(c, msg)
+	}
+	return &UsageError{Command: commandPath(c), Msg: msg, Err: err}
 }
 
-func (inv *invocation) leaf() *ucli.Command {
-	if len(inv.path) == 0 {
-		return nil
+// invalidValue restates `invalid value "x" for flag -seed: strconv…` as
+// the help names the flag, and a value that is a flag as the missing value.
+func invalidValue(c *ucli.Command, msg string) string {
+	value, rest, ok := strings.Cut(strings.TrimPrefix(msg, invalidValueMsg), " for flag -")
+	name, _, _ := strings.Cut(rest, ": ")
+	f := findFlag(c, name)
+	if !ok || f == nil {
+		return msg
 	}
-	return inv.path[len(inv.path)-1]
+	if v, err := strconv.Unquote(value); err == nil && isFlagWord(v) {
+		return fmt.Sprintf("--%s needs a value (%s), got the flag %s", f.Names()[0], placeholder(f), v)
+	}
+	// As the standard flag package says it, whatever the value's type.
+	reason := "parse error"
+	if strings.HasSuffix(rest, "value out of range") {
+		reason = "value out of range"
+	}
+	return fmt.Sprintf("invalid value %s for %s: %s", value, dashed(name), reason)
 }
 
-// normalize reads args (program name first) against app the way the
-// commands mean them and returns them in the order urfave/cli parses:
-// global flags, the command names, the command's flags, then "--" and the
-// positional arguments. Flags may so stand after positional arguments
-// (urfave/cli stops at the first). `help CMD` becomes `CMD --help`.
-// Unknown commands and flags, flags without a value and missing required
-// flags are a *UsageError naming the nearest valid spelling.
-func normalize(app *ucli.App, args []string) ([]string, *invocation, error) {
-	inv := &invocation{given: map[string][]string{}}
-	if len(args) == 0 || slices.Contains(args[1:], "--generate-bash-completion") {
-		return args, inv, nil // urfave/cli's shell completion reads the line as it is
-	}
-	rest := args[1:]
-	if len(rest) > 0 && rest[0] == "help" {
-		rest = append(append([]string{}, rest[1:]...), "--help")
-	}
-	var globals, flags, pos []string
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		switch {
-		case a == "--":
-			pos = append(pos, rest[i+1:]...)
-			i = len(rest)
-		case !isFlag(a):
-			sub := subcommands(app, inv)
-			if len(sub) == 0 || len(pos) > 0 {
-				pos = append(pos, a)
-				break
-			}
-			c := find(sub, a)
-			if c == nil {
-				return nil, inv, unknownCommand(inv, sub, a)
-			}
-			inv.path = append(inv.path, c)
-		default:
-			tokens, global, err := readFlag(app, inv, rest, &i)
-			if err != nil {
-				return nil, inv, err
-			}
-			if global {
-				globals = append(globals, tokens...)
-			} else {
-				flags = append(flags, tokens...)
+// isFlagWord reports whether a word meant as a flag's value is a long
+// flag: the flag's value was left out.
+func isFlagWord(v string) bool { return strings.HasPrefix(v, "--") && len(v) > 2 }
+
+// findFlag is the flag named name that c reads: its own or an ancestor's.
+func findFlag(c *ucli.Command, name string) ucli.Flag {
+	for _, x := range c.Lineage() {
+		for _, f := range x.Flags {
+			if hasName(f, name) {
+				return f
 			}
 		}
-	}
-	if err := checkRequired(inv); err != nil {
-		return nil, inv, err
-	}
-	out := append([]string{args[0]}, globals...)
-	for _, c := range inv.path {
-		out = append(out, c.Name)
-	}
-	out = append(out, flags...)
-	if len(pos) > 0 {
-		out = append(append(out, "--"), pos...)
-	}
-	return out, inv, nil
-}
-
-// readFlag reads the flag at rest[*i], and its value from the next word
-// when it takes one and has no "=" (moving *i past it), into inv; it
-// returns the words to pass on and whether the flag is the app's.
-func readFlag(app *ucli.App, inv *invocation, rest []string, i *int) ([]string, bool, error) {
-	a := rest[*i]
-	name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-	if name == "help" || name == "h" {
-		inv.help = true
-		return []string{a}, false, nil
-	}
-	f, global := lookupFlag(app, inv, name)
-	if f == nil {
-		return nil, false, unknownFlag(app, inv, name)
-	}
-	tokens := []string{a}
-	if takesValue(f) && !hasValue {
-		if *i+1 == len(rest) {
-			return nil, false, &UsageError{Command: inv.name(), Msg: fmt.Sprintf("--%s needs a value (%s)", name, placeholder(f))}
-		}
-		*i++
-		value = rest[*i]
-		if strings.HasPrefix(value, "--") && len(value) > 2 {
-			return nil, false, &UsageError{Command: inv.name(), Msg: fmt.Sprintf("--%s needs a value (%s), got the flag %s", name, placeholder(f), value)}
-		}
-		tokens = append(tokens, value)
-	}
-	inv.given[f.Names()[0]] = append(inv.given[f.Names()[0]], value)
-	return tokens, global, nil
-}
-
-// isFlag reports whether a command-line word is a flag ("-" alone is a
-// value: standard input or output).
-func isFlag(a string) bool { return len(a) > 1 && a[0] == '-' }
-
-// subcommands are what the next command name may be: the app's commands,
-// or the subcommands of the last command named.
-func subcommands(app *ucli.App, inv *invocation) []*ucli.Command {
-	if c := inv.leaf(); c != nil {
-		return c.Subcommands
-	}
-	return app.Commands
-}
-
-func find(cmds []*ucli.Command, name string) *ucli.Command {
-	for _, c := range cmds {
-		if c.HasName(name) {
-			return c
-		}
-	}
-	return nil
-}
-
-// lookupFlag finds name among the flags of the command named so far (for a
-// command whose subcommand is not named yet: of its subcommands) and then
-// the app's global flags.
-func lookupFlag(app *ucli.App, inv *invocation, name string) (ucli.Flag, bool) {
-	for _, f := range commandFlags(subtree(app, inv)) {
-		if hasName(f, name) {
-			return f, false
-		}
-	}
-	for _, f := range app.Flags {
-		if hasName(f, name) {
-			return f, true
-		}
-	}
-	if name == "version" || name == "v" {
-		return ucli.VersionFlag, true
-	}
-	return nil, false
-}
-
-// subtree is the command named so far, or the app's commands.
-func subtree(app *ucli.App, inv *invocation) []*ucli.Command {
-	if c := inv.leaf(); c != nil {
-		return []*ucli.Command{c}
 	}
 	return nil
 }
@@ -208,7 +117,7 @@ func commandFlags(cmds []*ucli.Command) []ucli.Flag {
 	var fs []ucli.Flag
 	for _, c := range cmds {
 		fs = append(fs, c.Flags...)
-		fs = append(fs, commandFlags(c.Subcommands)...)
+		fs = append(fs, commandFlags(c.Commands)...)
 	}
 	return fs
 }
@@ -228,7 +137,7 @@ func takesValue(f ucli.Flag) bool {
 }
 
 // placeholder is the value's name in a flag's usage (the `QUOTED` word),
-// "value" when it names none, as the help shows it.
+// else its type ("int"), as the help shows it.
 func placeholder(f ucli.Flag) string {
 	d, ok := f.(ucli.DocGenerationFlag)
 	if !ok || !d.TakesValue() {
@@ -240,7 +149,7 @@ func placeholder(f ucli.Flag) string {
 			return u[i+1 : i+1+j]
 		}
 	}
-	return "value"
+	return d.TypeName()
 }
 
 func visible(f ucli.Flag) bool {
@@ -248,11 +157,12 @@ func visible(f ucli.Flag) bool {
 	return !ok || v.IsVisible()
 }
 
-func unknownCommand(inv *invocation, cmds []*ucli.Command, name string) error {
+// unknownCommand is the error of a command name that c does not have.
+func unknownCommand(c *ucli.Command, name string) error {
 	var names []string
-	for _, c := range cmds {
-		if !c.Hidden {
-			names = append(names, c.Name)
+	for _, sub := range c.Commands {
+		if !sub.Hidden && sub.Name != helpName {
+			names = append(names, sub.Name)
 		}
 	}
 	msg := fmt.Sprintf("unknown command %q", name)
@@ -261,12 +171,17 @@ func unknownCommand(inv *invocation, cmds []*ucli.Command, name string) error {
 	} else {
 		msg += "; commands: " + strings.Join(names, ", ")
 	}
-	return &UsageError{Command: inv.name(), Msg: msg}
+	return &UsageError{Command: commandPath(c), Msg: msg}
 }
 
-func unknownFlag(app *ucli.App, inv *invocation, name string) error {
+// unknownFlag is the error of a flag that c does not read, with the
+// nearest among its flags, its subcommands' and the tool's that it reads.
+func unknownFlag(c *ucli.Command, name string) error {
 	var names []string
-	for _, f := range append(commandFlags(subtree(app, inv)), app.Flags...) {
+	for _, f := range append(commandFlags([]*ucli.Command{c}), c.Root().Flags...) {
+		if l, ok := f.(ucli.LocalFlag); ok && l.IsLocal() && !slices.Contains(c.Flags, f) {
+			continue // --version is the tool's only
+		}
 		if visible(f) {
 			names = append(names, f.Names()...)
 		}
@@ -274,10 +189,10 @@ func unknownFlag(app *ucli.App, inv *invocation, name string) error {
 	msg := fmt.Sprintf("unknown flag %s", dashed(name))
 	if s := nearest(name, names); s != "" {
 		msg += fmt.Sprintf("; did you mean %s?", dashed(s))
-	} else if len(inv.path) > 0 {
-		msg += fmt.Sprintf(" (see bagen-data %s --help)", inv.name())
+	} else if path := commandPath(c); path != "" {
+		msg += fmt.Sprintf(" (see bagen-data %s --help)", path)
 	}
-	return &UsageError{Command: inv.name(), Msg: msg}
+	return &UsageError{Command: commandPath(c), Msg: msg}
 }
 
 // dashed writes a flag name as the help does: -o, --out.
@@ -338,24 +253,41 @@ func editDistance(a, b string) int {
 	return d[len(a)][len(b)]
 }
 
-// checkRequired reports the required flags of the command that the line
-// does not give, all at once, unless it asks for help.
-func checkRequired(inv *invocation) error {
-	c := inv.leaf()
-	if c == nil || inv.help || len(c.Subcommands) > 0 {
-		return nil
-	}
+// checkRequired reports the required flags of c that the command line
+// does not give, all at once.
+func checkRequired(c *ucli.Command) error {
 	var missing []string
 	for _, f := range c.Flags {
 		r, ok := f.(ucli.RequiredFlag)
-		if ok && r.IsRequired() && len(inv.given[f.Names()[0]]) == 0 {
+		if ok && r.IsRequired() && !f.IsSet() {
 			missing = append(missing, dashed(f.Names()[0])+" "+placeholder(f))
 		}
 	}
 	if len(missing) == 0 {
 		return nil
 	}
-	return &UsageError{Command: inv.name(), Msg: "missing " + strings.Join(missing, " and ")}
+	return &UsageError{Command: commandPath(c), Msg: "missing " + strings.Join(missing, " and ")}
+}
+
+// refuseFlagValues makes a text flag refuse a long flag as its value: in
+// `--data --out x` the value of --data was left out. urfave/cli reports
+// the refusal as an invalid value, which invalidValue restates.
+func refuseFlagValues(f ucli.Flag) {
+	switch f := f.(type) {
+	case *ucli.StringFlag:
+		f.Validator = func(v string) error { return refuseFlagWords([]string{v}) }
+	case *ucli.StringSliceFlag:
+		f.Validator = refuseFlagWords
+	}
+}
+
+func refuseFlagWords(values []string) error {
+	for _, v := range values {
+		if isFlagWord(v) {
+			return fmt.Errorf("%s is a flag", v)
+		}
+	}
+	return nil
 }
 
 // outputKind is what a flag naming an output writes there.
@@ -385,35 +317,35 @@ var changedNotes = map[string]string{
 	"validate --json": " (--json takes the report's FILE now, - for standard output; the dataset goes after the flags)",
 }
 
-// outputs are the command's outputs: the values given, else the defaults.
-func (inv *invocation) outputs(app *ucli.App) []output {
-	var outs []output
-	flags := append([]ucli.Flag{}, app.Flags...)
-	if c := inv.leaf(); c != nil && len(c.Subcommands) == 0 {
-		flags = append(flags, c.Flags...)
+// outputs are the outputs of the parsed command c: the values given, else
+// the defaults. A flag both c and the tool have (--cpuprofile) counts once,
+// with the value given to either.
+func outputs(c *ucli.Command) []output {
+	var names []string
+	byName := map[string]ucli.Flag{}
+	for _, x := range c.Lineage() {
+		for _, f := range x.Flags {
+			name := f.Names()[0]
+			if _, ok := outputFlags[name]; !ok || !takesValue(f) {
+				continue
+			}
+			if prev, ok := byName[name]; !ok {
+				names = append(names, name)
+			} else if prev.IsSet() || !f.IsSet() {
+				continue
+			}
+			byName[name] = f
+		}
 	}
-	named := map[string]bool{}
-	for _, f := range flags {
-		name := f.Names()[0]
-		if named[name] { // --cpuprofile is both the app's flag and the command's
-			continue
-		}
-		named[name] = true
-		kind, ok := outputFlags[name]
-		if !ok || !takesValue(f) {
-			continue
-		}
+	var outs []output
+	for _, name := range names {
+		f := byName[name]
+		kind := outputFlags[name]
 		if placeholder(f) == "DIR" {
 			kind = outDir
 		}
-		path := ""
-		if v := inv.given[name]; len(v) > 0 {
-			path = v[len(v)-1]
-		} else if d, ok := f.(ucli.DocGenerationFlag); ok {
-			path = d.GetValue()
-		}
-		if path != "" {
-			outs = append(outs, output{command: inv.name(), flag: name, path: path, kind: kind})
+		if path, _ := f.Get().(string); path != "" {
+			outs = append(outs, output{command: commandPath(c), flag: name, path: path, kind: kind})
 		}
 	}
 	return outs
@@ -456,4 +388,36 @@ func toStdout(outs []output) bool {
 		}
 	}
 	return false
+}
+
+// line is the command line a run read: the command it names and its
+// outputs, once parsed.
+type line struct {
+	leaf *ucli.Command
+	outs []output
+}
+
+// check is the tool's ArgValidator: it runs for the command the line
+// names once urfave/cli has parsed it, before anything else runs. It
+// checks the required flags and every output path, and sends the summaries to
+// standard error when the data goes to standard output.
+func (l *line) check(_ context.Context, c *ucli.Command) error {
+	if len(c.Commands) > 0 || c.Name == helpName {
+		return nil // a command that only lists others, or help
+	}
+	l.leaf = c
+	if err := checkRequired(c); err != nil {
+		return err
+	}
+	l.outs = outputs(c)
+	if err := checkOutputs(l.outs); err != nil {
+		if name := commandPath(c); name != "" {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return err
+	}
+	if toStdout(l.outs) {
+		c.Root().Writer = os.Stderr // the data has standard output
+	}
+	return nil
 }

@@ -1,12 +1,13 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/rollout"
 )
@@ -35,7 +36,7 @@ Formats:
 	Flags: append([]ucli.Flag{
 		&ucli.StringSliceFlag{Name: "input", Aliases: []string{"i"}, Required: true, Usage: "log `FILE` or directory (repeatable)"},
 		&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Required: true, Usage: "output canonical JSONL `FILE`"},
-		&ucli.BoolFlag{Name: "prefix-ids", Usage: "prefix every trajectory id with its file's base name", DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "prefix-ids", Usage: "prefix every trajectory id with its file's base name"},
 		quietFlag,
 	}, readFlags...),
 	Action: runConvert,
@@ -47,11 +48,11 @@ var readFlags = []ucli.Flag{
 	&ucli.StringSliceFlag{Name: "success-file", Usage: "outcomes from a JSON `FILE` mapping trajectory (session) ids to true or false; repeatable"},
 	&ucli.StringFlag{Name: "format", Usage: "log `NAME`: " + strings.Join(rollout.FormatNames(), ", ") + " (see convert --help); default: detected from each file's content"},
 	&ucli.Int64Flag{Name: "max-message-bytes", Value: rollout.DefaultMaxMessageBytes, Usage: "reject a message longer than `N` bytes (a record may be 32 times as long)"},
-	&ucli.BoolFlag{Name: "replace-invalid-utf8", Usage: "replace invalid UTF-8 with U+FFFD (counted) instead of failing", DisableDefaultText: true},
+	&ucli.BoolFlag{Name: "replace-invalid-utf8", Usage: "replace invalid UTF-8 with U+FFFD (counted) instead of failing"},
 }
 
 // readOptions are the checked read flags.
-func readOptions(c *ucli.Context) (*rollout.Options, error) {
+func readOptions(c *ucli.Command) (*rollout.Options, error) {
 	o := &rollout.Options{MaxMessageBytes: c.Int64("max-message-bytes"), ReplaceInvalidUTF8: c.Bool("replace-invalid-utf8"),
 		Skipped: &rollout.Skips{}}
 	if o.MaxMessageBytes < 1 || o.MaxMessageBytes > 1<<30 {
@@ -81,7 +82,7 @@ func readOptions(c *ucli.Context) (*rollout.Options, error) {
 	return o, nil
 }
 
-func runConvert(c *ucli.Context) error {
+func runConvert(ctx context.Context, c *ucli.Command) error {
 	if c.NArg() > 0 {
 		return usage("convert", fmt.Errorf("unexpected argument %q (inputs go in --input)", c.Args().First()))
 	}
@@ -93,13 +94,13 @@ func runConvert(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	sum, err := rollout.Convert(c.Context, srcs, c.String("out"), rollout.ConvertOptions{PrefixIDs: c.Bool("prefix-ids")})
+	sum, err := rollout.Convert(ctx, srcs, c.String("out"), rollout.ConvertOptions{PrefixIDs: c.Bool("prefix-ids")})
 	if err != nil {
 		return withFlagHints(err, "")
 	}
 	if !c.Bool("quiet") {
-		printConvertSummary(c.App.Writer, c.String("out"), sum)
-		printSkipped(c.App.Writer, o)
+		printConvertSummary(c.Root().Writer, c.String("out"), sum)
+		printSkipped(c.Root().Writer, o)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/eval"
 	predict "bagen-data/eval/prediction"
@@ -98,11 +99,11 @@ writes them as one HTML page (flags go before the file arguments).`,
 	Action: runEval,
 }
 
-func runEval(c *ucli.Context) error {
+func runEval(ctx context.Context, c *ucli.Command) error {
 	if c.Bool("compare") {
 		return runCompare(c, c.Args().Slice())
 	}
-	run, failed, err := evalRun(c)
+	run, failed, err := evalRun(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -119,11 +120,11 @@ func runEval(c *ucli.Context) error {
 }
 
 // printRun prints a scored run's summary (writeSummary) unless --quiet.
-func printRun(c *ucli.Context, run eval.Run) error {
+func printRun(c *ucli.Command, run eval.Run) error {
 	if c.Bool("quiet") {
 		return nil
 	}
-	return writeSummary(c.App.Writer, run)
+	return writeSummary(c.Root().Writer, run)
 }
 
 // writeSummary prints the run's metrics, its authors'-summary and its
@@ -147,7 +148,7 @@ func writeSummary(w io.Writer, run eval.Run) error {
 
 // evalRun checks the flags, gets the answers and scores them (eval.Do).
 // failed lists probes a model was asked and could not answer.
-func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
+func evalRun(ctx context.Context, c *ucli.Command) (eval.Run, *predict.FailedError, error) {
 	if err := c.Set("data", dataFile(c.String("data"))); err != nil {
 		return eval.Run{}, nil, err
 	}
@@ -177,7 +178,7 @@ func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 		}
 		bar.updateNote("ask "+cmp.Or(job.Model, job.Ollama), int64(p.Done+p.Failed), int64(p.Total), note)
 	}
-	o, err := eval.Do(c.Context, job)
+	o, err := eval.Do(ctx, job)
 	bar.done()
 	if err != nil {
 		return eval.Run{}, nil, evalError(err)
@@ -188,7 +189,7 @@ func evalRun(c *ucli.Context) (eval.Run, *predict.FailedError, error) {
 
 // endpointFlags reads --header and --extra-body into job and reports
 // them and every other bad field of its endpoint client at once.
-func endpointFlags(c *ucli.Context, job *eval.Job) error {
+func endpointFlags(c *ucli.Command, job *eval.Job) error {
 	var errs []error
 	job.Header = http.Header{}
 	for _, h := range c.StringSlice("header") {
@@ -222,8 +223,8 @@ func evalError(err error) error {
 // evalNotes prints on stderr what eval.Do reports beside the run: the
 // answers asked (unless --quiet), those cut off, a join that is not one
 // to one and prices given for one side only.
-func evalNotes(c *ucli.Context, o eval.Outcome) {
-	w := c.App.ErrWriter
+func evalNotes(c *ucli.Command, o eval.Outcome) {
+	w := c.Root().ErrWriter
 	if a := o.Asked; a != nil && !c.Bool("quiet") {
 		again := ""
 		if a.Stats.Stale > 0 {
@@ -245,7 +246,7 @@ func evalNotes(c *ucli.Context, o eval.Outcome) {
 
 // prices reads the --PREFIXprice-* flags; the cached price is the prompt
 // price unless given.
-func prices(c *ucli.Context, prefix string) predict.Prices {
+func prices(c *ucli.Command, prefix string) predict.Prices {
 	p := predict.Prices{In: c.Float64(prefix + "price-in"), Cached: c.Float64(prefix + "price-in"), Out: c.Float64(prefix + "price-out")}
 	if c.IsSet(prefix + "price-cached") {
 		p.Cached = c.Float64(prefix + "price-cached")
@@ -256,7 +257,7 @@ func prices(c *ucli.Context, prefix string) predict.Prices {
 // evalLine checks what the command line asks for before any input is
 // read: one source of answers, --data, no stray argument, numbers in
 // range. Its errors are usage errors (exit 2).
-func evalLine(c *ucli.Context) error {
+func evalLine(c *ucli.Command) error {
 	preds, model, endpoint := c.String("predictions"), c.String("ollama"), c.String("endpoint")
 	sources := 0
 	for _, s := range []string{preds, model, endpoint} {
@@ -290,7 +291,7 @@ func evalLine(c *ucli.Context) error {
 
 // evalNumbers reports every negative (or not finite) number among the
 // flags (zero means the default, none or, for the rate, no cap).
-func evalNumbers(c *ucli.Context) error {
+func evalNumbers(c *ucli.Command) error {
 	var errs []error
 	for _, name := range []string{"concurrency", "attempts", "max-tokens", "bootstrap"} {
 		if v := c.Int(name); v < 0 {
@@ -309,7 +310,7 @@ func evalNumbers(c *ucli.Context) error {
 	return errors.Join(errs...)
 }
 
-func writeEvalOutputs(c *ucli.Context, run eval.Run) error {
+func writeEvalOutputs(c *ucli.Command, run eval.Run) error {
 	if path := c.String("json"); path != "" {
 		if err := eval.WriteRun(path, run); err != nil {
 			return fmt.Errorf("eval: %w", err)
@@ -325,7 +326,7 @@ func writeEvalOutputs(c *ucli.Context, run eval.Run) error {
 
 // runCompare prints saved runs side by side and, with --report, writes
 // them as one page.
-func runCompare(c *ucli.Context, paths []string) error {
+func runCompare(c *ucli.Command, paths []string) error {
 	if len(paths) == 0 {
 		return errors.New("eval: --compare needs the --json files of the runs to compare")
 	}
@@ -336,7 +337,7 @@ func runCompare(c *ucli.Context, paths []string) error {
 			return fmt.Errorf("eval: %w", err)
 		}
 	}
-	if err := eval.WriteCompare(c.App.Writer, runs); err != nil {
+	if err := eval.WriteCompare(c.Root().Writer, runs); err != nil {
 		return err
 	}
 	if path := c.String("report"); path != "" {

@@ -1,10 +1,11 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/fixtures"
 	"bagen-data/tokenizer"
@@ -18,7 +19,7 @@ var Fixtures = &ucli.Command{
 	Description: `Plays scripted agents of tunable skill and writes their rollouts, one
 trajectory per line, with each message's Qwen token count. The output is
 compressed by extension (.gz, .zst) and is byte-identical for the same flags.`,
-	Subcommands: []*ucli.Command{
+	Commands: []*ucli.Command{
 		{
 			Name:  "sokoban",
 			Usage: "an optimal Sokoban solver whose actions turn random or misleading with probability --noise",
@@ -65,18 +66,18 @@ func fixtureFlags(n int, noise float64) []ucli.Flag {
 	}
 }
 
-type fixtureGen func(c *ucli.Context, tok fixtures.Counter) (fixtures.Generate, error)
+type fixtureGen func(c *ucli.Command, tok fixtures.Counter) (fixtures.Generate, error)
 
 func runFixtures(newGen fixtureGen) ucli.ActionFunc {
-	return func(c *ucli.Context) error {
-		name := "fixtures " + c.Command.Name
+	return func(ctx context.Context, c *ucli.Command) error {
+		name := "fixtures " + c.Name
 		if c.NArg() > 0 {
 			return usage(name, fmt.Errorf("unexpected argument %q", c.Args().First()))
 		}
 		if n := c.Int("n"); n < 1 {
 			return fmt.Errorf("%s: -n: got %d, want at least 1", name, n)
 		}
-		tok, err := tokenizer.Open(c.Context, c.String("tokenizer"))
+		tok, err := tokenizer.Open(ctx, c.String("tokenizer"))
 		if err != nil && c.String("tokenizer") == "" {
 			err = fmt.Errorf("%w (run `make tokenizer` to cache Qwen's tokenizer.json, or pass --tokenizer PATH)", err)
 		}
@@ -94,19 +95,19 @@ func runFixtures(newGen fixtureGen) ucli.ActionFunc {
 			bar.update(name, done.Add(1), int64(n))
 			return t, err
 		}
-		st, err := fixtures.WriteFile(c.Context, c.String("out"), n, c.Int("workers"), counted)
+		st, err := fixtures.WriteFile(ctx, c.String("out"), n, c.Int("workers"), counted)
 		bar.done()
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		if !c.Bool("quiet") {
-			fmt.Fprintf(c.App.Writer, "%s: %s\n", c.String("out"), st)
+			fmt.Fprintf(c.Root().Writer, "%s: %s\n", c.String("out"), st)
 		}
 		return nil
 	}
 }
 
-func sokobanGen(c *ucli.Context, tok fixtures.Counter) (fixtures.Generate, error) {
+func sokobanGen(c *ucli.Command, tok fixtures.Counter) (fixtures.Generate, error) {
 	return fixtures.SokobanRollouts(fixtures.SokobanConfig{
 		Size: c.Int("size"), Boxes: c.Int("boxes"), Noise: c.Float64("noise"), Seed: c.Int64("seed"),
 		Budget: c.Int("budget"), MaxTurns: c.Int("max-turns"), MaxActions: c.Int("max-actions"),
@@ -114,13 +115,13 @@ func sokobanGen(c *ucli.Context, tok fixtures.Counter) (fixtures.Generate, error
 	})
 }
 
-func searchGen(c *ucli.Context, tok fixtures.Counter) (fixtures.Generate, error) {
+func searchGen(c *ucli.Command, tok fixtures.Counter) (fixtures.Generate, error) {
 	return fixtures.SearchRollouts(fixtures.SearchConfig{
 		Noise: c.Float64("noise"), Seed: c.Int64("seed"), Budget: c.Int("budget"),
 		MaxTurns: c.Int("max-turns"), TopK: c.Int("top-k"), Tokens: tok,
 	})
 }
 
-func warehouseGen(c *ucli.Context, tok fixtures.Counter) (fixtures.Generate, error) {
+func warehouseGen(c *ucli.Command, tok fixtures.Counter) (fixtures.Generate, error) {
 	return fixtures.WarehouseRollouts(fixtures.WarehouseConfig{Noise: c.Float64("noise"), Seed: c.Int64("seed"), Tokens: tok})
 }

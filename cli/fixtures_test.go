@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,7 +28,7 @@ func runApp(t *testing.T, args ...string) (string, error) {
 	app := App()
 	var out bytes.Buffer
 	app.ErrWriter, app.Writer = io.Discard, &out
-	err := app.Run(append([]string{"bagen-data"}, args...))
+	err := app.Run(context.Background(), append([]string{"bagen-data"}, args...))
 	return out.String(), err
 }
 

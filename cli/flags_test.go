@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"io"
 	"math"
@@ -8,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/dataset"
 	"bagen-data/grpo"
@@ -82,10 +83,11 @@ func TestGRPOFlagBounds(t *testing.T) {
 
 // parseOnly is an app whose only command has cmd's flags and runs action
 // instead of cmd's: the command line's own parse-and-check path, no work.
-func parseOnly(cmd *ucli.Command, action ucli.ActionFunc) *ucli.App {
-	c := *cmd
+func parseOnly(cmd *ucli.Command, action ucli.ActionFunc) *ucli.Command {
+	c := prepareCommands([]*ucli.Command{cmd})[0]
 	c.Action = action
-	return &ucli.App{Name: "bagen-data", Commands: []*ucli.Command{&c}, Writer: io.Discard, ErrWriter: io.Discard}
+	return &ucli.Command{Name: "bagen-data", Commands: []*ucli.Command{c}, Writer: io.Discard, ErrWriter: io.Discard,
+		ExitErrHandler: func(context.Context, *ucli.Command, error) {}}
 }
 
 // FuzzBuildFlags feeds arbitrary values to build's numeric flags through
@@ -100,12 +102,12 @@ func FuzzBuildFlags(f *testing.F) {
 		var cfg dataset.Config
 		var cfgErr error
 		ran := false
-		app := parseOnly(Build, func(c *ucli.Context) error {
+		app := parseOnly(Build, func(_ context.Context, c *ucli.Command) error {
 			ran = true
 			cfg, cfgErr = buildConfig(c, c.String("task"))
 			return cfgErr
 		})
-		app.Run([]string{"bagen-data", "build", "--balance-ratio=" + ratio, "--oversample-possible=" + oversample,
+		app.Run(context.Background(), []string{"bagen-data", "build", "--balance-ratio=" + ratio, "--oversample-possible=" + oversample,
 			"--workers=" + workers, "--probe-every=" + every, "--min-remaining=" + minRemaining, "--budget=" + budget,
 			"--split=" + split, "--width=" + width, "--seed=" + seed})
 		if !ran || cfgErr != nil {
@@ -140,7 +142,7 @@ func FuzzGRPOFlags(f *testing.F) {
 		var cfg grpo.Config
 		var cfgErr error
 		ran := false
-		app := parseOnly(grpoTrain, func(c *ucli.Context) error {
+		app := parseOnly(grpoTrain, func(_ context.Context, c *ucli.Command) error {
 			ran = true
 			cfg, cfgErr = grpoConfig(c)
 			return cfgErr
@@ -151,7 +153,7 @@ func FuzzGRPOFlags(f *testing.F) {
 			{"clip", clip}, {"hidden", hidden}, {"bins", bins}, {"num-ctx", numCtx}, {"concurrency", conc}} {
 			args = append(args, "--"+kv[0]+"="+kv[1])
 		}
-		app.Run(args)
+		app.Run(context.Background(), args)
 		if !ran || cfgErr != nil {
 			return
 		}

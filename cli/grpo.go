@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/ollama/ollama/api"
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/eval"
 	"bagen-data/grpo"
@@ -25,7 +26,7 @@ var GRPO = &ucli.Command{
 files of build, the rule reward, GRPO (group advantages, clipped surrogate,
 k3 KL to the reference head), but the policy is a small MLP on the
 embeddings of a frozen model served by Ollama ($OLLAMA_HOST).`,
-	Subcommands: []*ucli.Command{grpoTrain, grpoEval, grpoServe},
+	Commands: []*ucli.Command{grpoTrain, grpoEval, grpoServe},
 }
 
 var (
@@ -71,7 +72,7 @@ var grpoTrain = &ucli.Command{
 // either a value (--epochs, --kl, --clip, --seed) or refused: grpo.Config
 // reads a zero batch, group, width or rate as its default, which a flag
 // that shows its default must not do silently.
-func grpoConfig(c *ucli.Context) (grpo.Config, error) {
+func grpoConfig(c *ucli.Command) (grpo.Config, error) {
 	var errs []error
 	cfg := grpo.Config{
 		Init: c.String("init"), SFTEpochs: new(c.Int("sft-epochs")), Epochs: new(c.Int("epochs")),
@@ -122,7 +123,7 @@ const (
 )
 
 // encoderFlagErrors checks --num-ctx and --concurrency.
-func encoderFlagErrors(c *ucli.Context) error {
+func encoderFlagErrors(c *ucli.Command) error {
 	var errs []error
 	if n := c.Int("num-ctx"); n < 1 || n > maxNumCtx {
 		errs = append(errs, fmt.Errorf("--num-ctx: got %d, want 1 to %d tokens", n, maxNumCtx))
@@ -133,7 +134,7 @@ func encoderFlagErrors(c *ucli.Context) error {
 	return errors.Join(errs...)
 }
 
-func runGRPOTrain(c *ucli.Context) error {
+func runGRPOTrain(ctx context.Context, c *ucli.Command) error {
 	data, out := c.String("data"), c.String("out")
 	switch {
 	case c.NArg() > 0:
@@ -152,24 +153,24 @@ func runGRPOTrain(c *ucli.Context) error {
 	if err := opt.Check(); err != nil {
 		return usage("grpo train", fmt.Errorf("--out %w: pass --resume to continue it, or give a new directory", err))
 	}
-	enc, err := grpoEncoder(c)
+	enc, err := grpoEncoder(ctx, c)
 	if err != nil {
 		return err
 	}
 	var progress io.Writer
 	if !c.Bool("quiet") {
-		progress = c.App.ErrWriter
+		progress = c.Root().ErrWriter
 	}
 	opt.Progress = progress
-	res, st, err := grpo.TrainDir(c.Context, enc, data, cfg, opt)
+	res, st, err := grpo.TrainDir(ctx, enc, data, cfg, opt)
 	if err != nil {
 		return fmt.Errorf("grpo train: %w", withOllamaHint(err))
 	}
-	fmt.Fprintf(c.App.Writer, "grpo: %s: train reward expected %s (untrained %s), greedy %s (untrained %s); eval R %s, Acc %s, Cover %s\n",
+	fmt.Fprintf(c.Root().Writer, "grpo: %s: train reward expected %s (untrained %s), greedy %s (untrained %s); eval R %s, Acc %s, Cover %s\n",
 		out, res.Train.Expected.Fixed(3), res.Initial.Expected.Fixed(3), res.Train.Reward.Fixed(3), res.Initial.Reward.Fixed(3),
 		res.Eval.Reward.Fixed(3), res.Eval.Accuracy.Pct(), res.Eval.Coverage.Pct())
 	if !c.Bool("quiet") {
-		fmt.Fprintln(c.App.ErrWriter, speedSummary(res, st))
+		fmt.Fprintln(c.Root().ErrWriter, speedSummary(res, st))
 	}
 	return nil
 }
@@ -183,12 +184,12 @@ func speedSummary(res *grpo.Result, st grpo.Stats) string {
 		res.Steps, head, float64(res.Steps)/max(head, 1e-9), 100*share, 100*(1-share))
 }
 
-func grpoEncoder(c *ucli.Context) (*grpo.Encoder, error) {
+func grpoEncoder(ctx context.Context, c *ucli.Command) (*grpo.Encoder, error) {
 	client, err := api.ClientFromEnvironment()
 	if err != nil {
 		return nil, fmt.Errorf("grpo: ollama: %w", err)
 	}
-	if err := checkOllama(c.Context); err != nil {
+	if err := checkOllama(ctx); err != nil {
 		return nil, fmt.Errorf("grpo: %w", err)
 	}
 	cache := c.String("cache")
@@ -236,7 +237,7 @@ var grpoEval = &ucli.Command{
 	Action: runGRPOEval,
 }
 
-func runGRPOEval(c *ucli.Context) error {
+func runGRPOEval(ctx context.Context, c *ucli.Command) error {
 	ckpt, data := c.String("checkpoint"), dataFile(c.String("data"))
 	if ckpt == "" || data == "" {
 		return errors.New("grpo eval: --checkpoint DIR and --data FILE are required")
@@ -256,28 +257,28 @@ func runGRPOEval(c *ucli.Context) error {
 	if c.String("model") == "" {
 		return errors.New("grpo eval: the checkpoint names no model; give --model")
 	}
-	run, preds, err := grpoEvalRun(c, st, data)
+	run, preds, err := grpoEvalRun(ctx, c, st, data)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "%s: %s\n", run.Name, run.Data)
-	if err := eval.WriteText(c.App.Writer, run.Metrics); err != nil {
+	fmt.Fprintf(c.Root().Writer, "%s: %s\n", run.Name, run.Data)
+	if err := eval.WriteText(c.Root().Writer, run.Metrics); err != nil {
 		return err
 	}
 	return writeGRPOEvalOutputs(c, run, preds)
 }
 
-func grpoEvalRun(c *ucli.Context, st *grpo.State, data string) (eval.Run, []byte, error) {
-	enc, err := grpoEncoder(c)
+func grpoEvalRun(ctx context.Context, c *ucli.Command, st *grpo.State, data string) (eval.Run, []byte, error) {
+	enc, err := grpoEncoder(ctx, c)
 	if err != nil {
 		return eval.Run{}, nil, err
 	}
-	ev, err := grpo.EvaluateFile(c.Context, enc, st, data)
+	ev, err := grpo.EvaluateFile(ctx, enc, st, data)
 	if err != nil {
 		return eval.Run{}, nil, fmt.Errorf("grpo eval: %w", withOllamaHint(err))
 	}
 	if ev.Mismatch != nil {
-		fmt.Fprintf(c.App.ErrWriter, "warning: grpo eval: %s: %v\n", data, ev.Mismatch)
+		fmt.Fprintf(c.Root().ErrWriter, "warning: grpo eval: %s: %v\n", data, ev.Mismatch)
 	}
 	name := c.String("name")
 	if name == "" {
@@ -286,7 +287,7 @@ func grpoEvalRun(c *ucli.Context, st *grpo.State, data string) (eval.Run, []byte
 	return eval.Run{Name: name, Data: data, Model: enc.Model, Metrics: ev.Metrics}, ev.Predictions, nil
 }
 
-func writeGRPOEvalOutputs(c *ucli.Context, run eval.Run, preds []byte) error {
+func writeGRPOEvalOutputs(c *ucli.Command, run eval.Run, preds []byte) error {
 	if path := c.String("json"); path != "" {
 		if err := eval.WriteRun(path, run); err != nil {
 			return fmt.Errorf("grpo eval: %w", err)

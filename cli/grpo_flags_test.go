@@ -1,13 +1,13 @@
 package cli
 
 import (
+	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/grpo"
 )
@@ -18,9 +18,8 @@ func parseGRPOTrain(t *testing.T, args ...string) (grpo.Config, error) {
 	t.Helper()
 	var cfg grpo.Config
 	var err error
-	app := &ucli.App{Name: "train", Flags: grpoTrain.Flags, Writer: io.Discard, ErrWriter: io.Discard,
-		Action: func(c *ucli.Context) error { cfg, err = grpoConfig(c); return nil }}
-	if e := app.Run(append([]string{"train"}, args...)); e != nil {
+	app := parseOnly(grpoTrain, func(_ context.Context, c *ucli.Command) error { cfg, err = grpoConfig(c); return nil })
+	if e := app.Run(context.Background(), append([]string{"bagen-data", "train"}, args...)); e != nil {
 		t.Fatalf("parse %v: %v", args, e)
 	}
 	return cfg, err

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/grpo"
 	"bagen-data/grpo/server"
@@ -48,7 +48,7 @@ unreachable gets 503 with the reason (eval retries it).
 	Action: runGRPOServe,
 }
 
-func runGRPOServe(c *ucli.Context) error {
+func runGRPOServe(ctx context.Context, c *ucli.Command) error {
 	if c.NArg() > 0 {
 		return usage("grpo serve", fmt.Errorf("unexpected argument %q", c.Args().First()))
 	}
@@ -59,12 +59,12 @@ func runGRPOServe(c *ucli.Context) error {
 	if err := setServeGC(c); err != nil {
 		return fmt.Errorf("grpo serve: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
-	err = est.Prepare(ctx)
+	prep, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err = est.Prepare(prep)
 	cancel()
 	switch {
 	case errors.Is(err, grpo.ErrUnavailable):
-		fmt.Fprintf(c.App.ErrWriter, "grpo serve: %v; answering 503 until it is reachable\n", err)
+		fmt.Fprintf(c.Root().ErrWriter, "grpo serve: %v; answering 503 until it is reachable\n", err)
 	case err != nil:
 		return fmt.Errorf("grpo serve: %w", err)
 	}
@@ -72,18 +72,18 @@ func runGRPOServe(c *ucli.Context) error {
 	if err != nil {
 		return fmt.Errorf("grpo serve: %w", err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "grpo serve: %s (%s over %s) on http://%s/v1\n", cfg.Name, c.String("checkpoint"), est.Model(), ln.Addr())
-	defer announceDrain(c, "grpo serve", c.Duration("drain-grace"), c.Duration("drain-timeout"))()
-	if err := server.Serve(c.Context, ln, cfg); err != nil {
+	fmt.Fprintf(c.Root().ErrWriter, "grpo serve: %s (%s over %s) on http://%s/v1\n", cfg.Name, c.String("checkpoint"), est.Model(), ln.Addr())
+	defer announceDrain(ctx, c, "grpo serve", c.Duration("drain-grace"), c.Duration("drain-timeout"))()
+	if err := server.Serve(ctx, ln, cfg); err != nil {
 		return fmt.Errorf("grpo serve: %w", err)
 	}
-	fmt.Fprintln(c.App.ErrWriter, "grpo serve: drained, bye")
+	fmt.Fprintln(c.Root().ErrWriter, "grpo serve: drained, bye")
 	return nil
 }
 
 // grpoServeConfig loads the checkpoint and builds the server's config,
 // checking every flag; it does not talk to Ollama.
-func grpoServeConfig(c *ucli.Context) (server.Config, *grpo.Estimator, error) {
+func grpoServeConfig(c *ucli.Command) (server.Config, *grpo.Estimator, error) {
 	ckpt := c.String("checkpoint")
 	if ckpt == "" {
 		return server.Config{}, nil, errors.New("--checkpoint DIR is required")
@@ -123,7 +123,7 @@ func grpoServeConfig(c *ucli.Context) (server.Config, *grpo.Estimator, error) {
 
 // grpoServeEncoder is grpo eval's encoder without the progress bar and
 // without retries: a client that gets the 503 retries on its own clock.
-func grpoServeEncoder(c *ucli.Context, model string) (*grpo.Encoder, error) {
+func grpoServeEncoder(c *ucli.Command, model string) (*grpo.Encoder, error) {
 	client, err := api.ClientFromEnvironment()
 	if err != nil {
 		return nil, fmt.Errorf("ollama: %w", err)

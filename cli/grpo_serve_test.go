@@ -65,7 +65,7 @@ func runServer(t *testing.T, name string, argv []string, listening *regexp.Regex
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- app.RunContext(ctx, append([]string{"bagen-data"}, argv...))
+		done <- app.Run(ctx, append([]string{"bagen-data"}, argv...))
 	}()
 	stopped := false
 	stop := func() (string, error) {
@@ -455,7 +455,7 @@ func TestGRPOServeBadCheckpoint(t *testing.T) {
 			app := App()
 			var out bytes.Buffer
 			app.Writer, app.ErrWriter = &out, &out
-			err := app.RunContext(context.Background(), append([]string{"bagen-data", "grpo", "serve", "--listen", "127.0.0.1:0"}, tt.args...))
+			err := app.Run(context.Background(), append([]string{"bagen-data", "grpo", "serve", "--listen", "127.0.0.1:0"}, tt.args...))
 			if err == nil || err.Error() != tt.want || strings.Contains(out.String(), "http://") {
 				t.Errorf("got %v (output %q), want %s and nothing served", err, out.String(), tt.want)
 			}

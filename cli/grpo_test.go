@@ -23,7 +23,7 @@ func runGRPOApp(t *testing.T, args ...string) (string, string) {
 	app := App()
 	var out, errOut bytes.Buffer
 	app.Writer, app.ErrWriter = &out, &errOut
-	if err := app.RunContext(context.Background(), append([]string{"bagen-data"}, args...)); err != nil {
+	if err := app.Run(context.Background(), append([]string{"bagen-data"}, args...)); err != nil {
 		t.Fatalf("bagen-data %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
 	}
 	return out.String(), errOut.String()

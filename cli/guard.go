@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -9,7 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	predict "bagen-data/eval/prediction"
 	"bagen-data/guard"
@@ -91,15 +92,15 @@ to the network.`,
 	Action: runGuard,
 }
 
-func runGuard(c *ucli.Context) error {
-	cfg, err := guardConfig(c)
+func runGuard(ctx context.Context, c *ucli.Command) error {
+	cfg, err := guardConfig(ctx, c)
 	if err != nil {
-		return dashFlags("guard", c.Command.Flags, guardFlagNames(err))
+		return dashFlags("guard", c.Flags, guardFlagNames(err))
 	}
 	cfg.Logf = func(format string, args ...any) {
-		fmt.Fprintf(c.App.ErrWriter, "bagen-data guard: "+format+"\n", args...)
+		fmt.Fprintf(c.Root().ErrWriter, "bagen-data guard: "+format+"\n", args...)
 	}
-	if err := noteEstimatorAccounting(c, cfg.Logf); err != nil {
+	if err := noteEstimatorAccounting(ctx, c, cfg.Logf); err != nil {
 		return err
 	}
 	g, err := guard.New(cfg)
@@ -110,11 +111,11 @@ func runGuard(c *ucli.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "bagen-data guard: listening on http://%s, upstream %s, policy %s\n", l.Addr(), cfg.Upstream, cfg.Policy)
+	fmt.Fprintf(c.Root().ErrWriter, "bagen-data guard: listening on http://%s, upstream %s, policy %s\n", l.Addr(), cfg.Upstream, cfg.Policy)
 	if cfg.Counter == nil && cfg.Estimator != nil {
-		fmt.Fprintf(c.App.ErrWriter, "bagen-data guard: no tokenizer (make tokenizer, or --tokenizer): a turn whose usage needs a count the upstream did not give goes unestimated\n")
+		fmt.Fprintf(c.Root().ErrWriter, "bagen-data guard: no tokenizer (make tokenizer, or --tokenizer): a turn whose usage needs a count the upstream did not give goes unestimated\n")
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return g.Serve(ctx, l)
 }
@@ -147,7 +148,7 @@ type renamedError struct {
 func (e *renamedError) Error() string { return e.msg }
 func (e *renamedError) Unwrap() error { return e.err }
 
-func guardConfig(c *ucli.Context) (guard.Config, error) {
+func guardConfig(ctx context.Context, c *ucli.Command) (guard.Config, error) {
 	var errs []error
 	cfg := guard.Config{Upstream: c.String("upstream"), Budget: c.Int64("budget"), Every: c.Int("every"), EstimateFrom: c.Int("estimate-from"),
 		Wait: c.Bool("wait"), EstimateTimeout: c.Duration("estimate-timeout"), Ledger: c.String("ledger"),
@@ -163,7 +164,7 @@ func guardConfig(c *ucli.Context) (guard.Config, error) {
 	if cfg.Task, err = probes.LookupTask(c.String("task")); err != nil {
 		errs = append(errs, err)
 	}
-	if t, _, err := openCounter(c); err != nil {
+	if t, _, err := openCounter(ctx, c); err != nil {
 		errs = append(errs, err)
 	} else if t != nil {
 		cfg.Counter = t
@@ -193,7 +194,7 @@ func guardConfig(c *ucli.Context) (guard.Config, error) {
 
 // guardPolicyConfig reads the budget policies' flags: --warn-at,
 // --prices, --budget-usd and --loop.
-func guardPolicyConfig(c *ucli.Context, cfg *guard.Config) []error {
+func guardPolicyConfig(c *ucli.Command, cfg *guard.Config) []error {
 	var errs []error
 	var err error
 	if cfg.WarnAt, err = guard.ParseWarnAt(c.String("warn-at")); err != nil {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	predict "bagen-data/eval/prediction"
 	"bagen-data/guard"
@@ -23,7 +23,7 @@ var estimatorAccountingFlag = &ucli.StringFlag{Name: "estimator-accounting",
 // learned on the guard's accounting (guard.AccountingNote): the one
 // --estimator-accounting gives, else the one the estimator lists under
 // /v1/models. Asking the estimator never fails the guard.
-func noteEstimatorAccounting(c *ucli.Context, logf func(format string, args ...any)) error {
+func noteEstimatorAccounting(ctx context.Context, c *ucli.Command, logf func(format string, args ...any)) error {
 	u, given := c.String("estimator"), c.String("estimator-accounting")
 	if strings.HasPrefix(u, "baseline:") {
 		return nil // the model file records its accounting: guardBaseline checks it
@@ -36,7 +36,7 @@ func noteEstimatorAccounting(c *ucli.Context, logf func(format string, args ...a
 	}
 	learned, err := probes.ParseAccountingKind(given)
 	if given == "" {
-		learned = listedAccounting(c, u, logf)
+		learned = listedAccounting(ctx, c, u, logf)
 	} else if err != nil {
 		return fmt.Errorf("estimator-accounting: %w", err)
 	}
@@ -49,9 +49,9 @@ func noteEstimatorAccounting(c *ucli.Context, logf func(format string, args ...a
 // listedAccounting is the accounting the estimator at u lists for
 // --estimator-model under /v1/models; unknown (with the reason logged)
 // when it cannot be had or is not a known kind.
-func listedAccounting(c *ucli.Context, u string, logf func(format string, args ...any)) probes.AccountingKind {
+func listedAccounting(ctx context.Context, c *ucli.Command, u string, logf func(format string, args ...any)) probes.AccountingKind {
 	client := &predict.OpenAI{BaseURL: u, Model: c.String("estimator-model"), APIKey: os.Getenv("BAGEN_ESTIMATOR_API_KEY")}
-	ctx, cancel := context.WithTimeout(c.Context, c.Duration("estimate-timeout"))
+	ctx, cancel := context.WithTimeout(ctx, c.Duration("estimate-timeout"))
 	defer cancel()
 	listed, err := client.Accounting(ctx)
 	if err != nil {

@@ -1,13 +1,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/dataset"
 	"bagen-data/probes"
@@ -41,7 +42,7 @@ round-robin. Writes one parquet in the eval schema (extra_info.split =
 		seedFlag("of the subsampling and of the Warehouse challenges"),
 		&ucli.StringFlag{Name: "preset", Value: "half_reachable", Usage: "Warehouse challenges `PRESET`: half_reachable (the paper's text) or bagen-v1 (the authors' shipped variant)"},
 		&ucli.StringFlag{Name: "width", Value: "pct30", Usage: "target interval `WIDTH` of token probes' reward_model.ground_truth: pctN, fixN or point"},
-		&ucli.BoolFlag{Name: "prefix-ids", Usage: "prefix every trajectory id with its file's base name", DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "prefix-ids", Usage: "prefix every trajectory id with its file's base name"},
 		newCompatFlag("build the benchmark as `CODE` does: bagen-v1 is mll-lab-nu/BAGEN at 58bef4c (the rollout's own or the shipped estimation " +
 			"system prompt, the shipped estimation prompt, history as logged, estimation dialogues read as their env reads them, their median budget and SWE-bench sample, Warehouse preset bagen-v1)"),
 		&ucli.StringFlag{Name: "system-prompt-file", Usage: "show the system prompt of `FILE` (white space around it stripped) instead of the task's"},
@@ -57,11 +58,11 @@ type probesConfig struct {
 	width probes.Width
 }
 
-func runProbes(c *ucli.Context) error {
+func runProbes(ctx context.Context, c *ucli.Command) error {
 	if c.NArg() > 0 {
 		return usage("probes", fmt.Errorf("unexpected argument %q (inputs go in --input)", c.Args().First()))
 	}
-	cfg, err := probesFlags(c, c.String("task"))
+	cfg, err := probesFlags(ctx, c, c.String("task"))
 	if err != nil {
 		return err
 	}
@@ -69,16 +70,16 @@ func runProbes(c *ucli.Context) error {
 	if err != nil {
 		return err
 	}
-	task, err := recordsTask(c, srcs)
+	task, err := recordsTask(ctx, c, srcs)
 	if err != nil {
 		return fmt.Errorf("probes: %w", err)
 	}
 	if task != cfg.set.Task.Name {
-		if cfg, err = probesFlags(c, task); err != nil {
+		if cfg, err = probesFlags(ctx, c, task); err != nil {
 			return err
 		}
 	}
-	rs, err := probes.ReadReplays(c.Context, srcs, cfg.set.Replay)
+	rs, err := probes.ReadReplays(ctx, srcs, cfg.set.Replay)
 	if err != nil {
 		return withSkipped(withFlagHints(err, ""), srcs)
 	}
@@ -87,18 +88,18 @@ func runProbes(c *ucli.Context) error {
 		return withFlagHints(err, "pass --budget N or --budget median")
 	}
 	rows := dataset.BenchRows(cfg.set.Task.Name, cfg.width, set.IDs, set.Bench)
-	if err := dataset.WriteFile(c.Context, c.String("out"), rows); err != nil {
+	if err := dataset.WriteFile(ctx, c.String("out"), rows); err != nil {
 		return fmt.Errorf("probes: %w", err)
 	}
 	if !c.Bool("quiet") {
-		printSet(c.App.Writer, cfg.set, set.Stats, c.String("out"))
-		printSkipped(c.App.Writer, srcs[0].Options)
+		printSet(c.Root().Writer, cfg.set, set.Stats, c.String("out"))
+		printSkipped(c.Root().Writer, srcs[0].Options)
 	}
 	return nil
 }
 
 // probesFlags checks every flag and reports all problems at once.
-func probesFlags(c *ucli.Context, taskName string) (probesConfig, error) {
+func probesFlags(ctx context.Context, c *ucli.Command, taskName string) (probesConfig, error) {
 	var errs []error
 	compat, err := probes.ParseCompat(c.String("compat"))
 	errs = append(errs, err)
@@ -135,7 +136,7 @@ func probesFlags(c *ucli.Context, taskName string) (probesConfig, error) {
 	}
 	var counter probes.Counter
 	if !warehouse {
-		t, _, err := openCounter(c)
+		t, _, err := openCounter(ctx, c)
 		errs = append(errs, err)
 		if t != nil {
 			counter = t
@@ -150,7 +151,7 @@ func probesFlags(c *ucli.Context, taskName string) (probesConfig, error) {
 }
 
 // promptFiles applies --system-prompt-file and --probe-prompt-file.
-func promptFiles(c *ucli.Context, task probes.Task) (probes.Task, error) {
+func promptFiles(c *ucli.Command, task probes.Task) (probes.Task, error) {
 	var errs []error
 	if path := c.String("system-prompt-file"); path != "" {
 		text, err := probes.ReadSystemFile(path)

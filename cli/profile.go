@@ -1,92 +1,49 @@
 package cli
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"os"
 	"runtime/pprof"
 	"sync"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 )
 
 // cpuProfileFlag writes a CPU profile of the whole run, for `go tool pprof`.
-// It is accepted before the command name (`bagen-data --cpuprofile F build`)
-// and among the command's own flags (`bagen-data build --cpuprofile F`).
+// A flag of the tool's, it is accepted before the command name
+// (`bagen-data --cpuprofile F build`) and among any command's flags
+// (`bagen-data build --cpuprofile F`): urfave/cli passes it down.
 var cpuProfileFlag = &ucli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the run to `FILE` (for go tool pprof)"}
 
-// The commands take the flag too: init runs after the package's command
-// variables are set.
-func init() {
-	for _, c := range []*ucli.Command{Build, Convert, Reward, Validate, Eval, Fixtures, GRPO, Probes, Guard} {
-		addProfileFlag(c)
-	}
-}
-
-// addProfileFlag gives every command that runs an action the --cpuprofile
-// flag, starting the profile before the action and stopping it after.
-func addProfileFlag(c *ucli.Command) {
-	for _, sub := range c.Subcommands {
-		addProfileFlag(sub)
-	}
-	if c.Action == nil {
-		return
-	}
-	c.Flags = append(c.Flags, cpuProfileFlag)
-	before, after := c.Before, c.After
-	c.Before = func(ctx *ucli.Context) error {
-		if err := startProfile(ctx); err != nil {
-			return err
-		}
-		if before != nil {
-			return before(ctx)
-		}
-		return nil
-	}
-	c.After = func(ctx *ucli.Context) error {
-		var err error
-		if after != nil {
-			err = after(ctx)
-		}
-		return errors.Join(err, stopProfile(ctx))
-	}
-}
-
-// profile is the running CPU profile, if any: the flag given both before
-// and after the command name starts one profile (the command's value wins).
+// profile is the running CPU profile, if any.
 var profile struct {
 	mu sync.Mutex
 	f  *os.File
 }
 
-func startProfile(c *ucli.Context) error {
+// startProfile starts the CPU profile --cpuprofile names, if any; the
+// tool's After, stopProfile, ends it.
+func startProfile(ctx context.Context, c *ucli.Command) (context.Context, error) {
 	path := c.String("cpuprofile")
 	if path == "" {
-		return nil
-	}
-	profile.mu.Lock()
-	defer profile.mu.Unlock()
-	if profile.f != nil {
-		if profile.f.Name() == path {
-			return nil
-		}
-		pprof.StopCPUProfile()
-		profile.f.Close()
-		profile.f = nil
+		return ctx, nil
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("cpuprofile: %w", err)
+		return ctx, fmt.Errorf("cpuprofile: %w", err)
 	}
+	profile.mu.Lock()
+	defer profile.mu.Unlock()
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()
-		return fmt.Errorf("cpuprofile: %w", err)
+		return ctx, fmt.Errorf("cpuprofile: %w", err)
 	}
 	profile.f = f
-	return nil
+	return ctx, nil
 }
 
-func stopProfile(*ucli.Context) error {
+func stopProfile(context.Context, *ucli.Command) error {
 	profile.mu.Lock()
 	defer profile.mu.Unlock()
 	if profile.f == nil {

@@ -2,13 +2,14 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"text/tabwriter"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/dataset"
 	"bagen-data/eval"
@@ -21,9 +22,9 @@ import (
 // Reward is the `bagen-data reward` command: batch scoring and the HTTP
 // reward server.
 var Reward = &ucli.Command{
-	Name:        "reward",
-	Usage:       "score predictions with the rule reward, or serve it over HTTP",
-	Subcommands: []*ucli.Command{rewardScore, rewardServe},
+	Name:     "reward",
+	Usage:    "score predictions with the rule reward, or serve it over HTTP",
+	Commands: []*ucli.Command{rewardScore, rewardServe},
 }
 
 var rewardScore = &ucli.Command{
@@ -66,7 +67,7 @@ var rewardServe = &ucli.Command{
 	Action: runRewardServe,
 }
 
-func ruleFlag(c *ucli.Context) (reward.Rule, error) {
+func ruleFlag(c *ucli.Command) (reward.Rule, error) {
 	switch v := c.String("rule"); v {
 	case "train":
 		return reward.Train, nil
@@ -77,7 +78,7 @@ func ruleFlag(c *ucli.Context) (reward.Rule, error) {
 	}
 }
 
-func runRewardServe(c *ucli.Context) error {
+func runRewardServe(ctx context.Context, c *ucli.Command) error {
 	rule, err := ruleFlag(c)
 	if err != nil {
 		return err
@@ -93,12 +94,12 @@ func runRewardServe(c *ucli.Context) error {
 	if err != nil {
 		return fmt.Errorf("reward serve: %w", err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "reward: serving on http://%s\n", ln.Addr())
-	defer announceDrain(c, "reward", cfg.DrainGrace, cfg.DrainTimeout)()
-	if err := server.Serve(c.Context, ln, cfg); err != nil {
+	fmt.Fprintf(c.Root().ErrWriter, "reward: serving on http://%s\n", ln.Addr())
+	defer announceDrain(ctx, c, "reward", cfg.DrainGrace, cfg.DrainTimeout)()
+	if err := server.Serve(ctx, ln, cfg); err != nil {
 		return fmt.Errorf("reward serve: %w", err)
 	}
-	fmt.Fprintln(c.App.ErrWriter, "reward: drained, bye")
+	fmt.Fprintln(c.Root().ErrWriter, "reward: drained, bye")
 	return nil
 }
 
@@ -115,7 +116,7 @@ type scoredRow struct {
 
 // runRewardScore reads the data and the predictions, joins them under
 // eval's join rules, scores each probe once and prints the summary.
-func runRewardScore(c *ucli.Context) error {
+func runRewardScore(ctx context.Context, c *ucli.Command) error {
 	rule, err := ruleFlag(c)
 	if err != nil {
 		return err
@@ -135,13 +136,13 @@ func runRewardScore(c *ucli.Context) error {
 	if err != nil {
 		return fmt.Errorf("reward score: %w", err)
 	}
-	res.reportMismatches(c.App.ErrWriter)
+	res.reportMismatches(c.Root().ErrWriter)
 	if out := c.String("out"); out != "" {
 		if err := atomicfile.Write(out, res.writeJSONL); err != nil {
 			return fmt.Errorf("reward score: %w", err)
 		}
 	}
-	res.printSummary(c.App.Writer, c.String("rule"))
+	res.printSummary(c.Root().Writer, c.String("rule"))
 	if c.Bool("strict") && (len(res.Unknown) > 0 || len(res.Missing) > 0) {
 		return fmt.Errorf("reward score: %d predictions without a data row, %d probes without a prediction", len(res.Unknown), len(res.Missing))
 	}

@@ -30,7 +30,7 @@ func runReward(ctx context.Context, args ...string) (string, string, error) {
 	var stdout, stderr bytes.Buffer
 	app := App()
 	app.Writer, app.ErrWriter = &stdout, &stderr
-	err := app.RunContext(ctx, append([]string{"bagen-data"}, args...))
+	err := app.Run(ctx, append([]string{"bagen-data"}, args...))
 	return stdout.String(), stderr.String(), err
 }
 
@@ -206,7 +206,7 @@ func TestRewardServe(t *testing.T) {
 	app.Writer, app.ErrWriter = io.Discard, &stderr
 	done := make(chan error, 1)
 	go func() {
-		done <- app.RunContext(ctx, []string{"bagen-data", "reward", "serve", "--addr", "127.0.0.1:0", "--drain-grace", "0", "--log-requests"})
+		done <- app.Run(ctx, []string{"bagen-data", "reward", "serve", "--addr", "127.0.0.1:0", "--drain-grace", "0", "--log-requests"})
 	}()
 	url := waitServing(t, stderr.String)
 	resp, err := http.Post(url+"/slime", "application/json", strings.NewReader(`{"response":"<answer>[140, 160]</answer>","label":"150"}`))

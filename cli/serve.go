@@ -1,13 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"runtime/debug"
 	"time"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/internal/httpd"
 )
@@ -29,7 +30,7 @@ var (
 var serveFlags = []ucli.Flag{readTimeoutFlag, writeTimeoutFlag, idleTimeoutFlag, maxHeaderBytesFlag, drainGraceFlag, drainTimeoutFlag, logRequestsFlag, gcPercentFlag}
 
 // serveLimits reads the shared flags' limits and --max-body.
-func serveLimits(c *ucli.Context) httpd.Limits {
+func serveLimits(c *ucli.Command) httpd.Limits {
 	return httpd.Limits{MaxBody: c.Int64("max-body"), MaxHeaderBytes: c.Int("max-header-bytes"),
 		ReadTimeout: c.Duration("read-timeout"), WriteTimeout: c.Duration("write-timeout"), IdleTimeout: c.Duration("idle-timeout"),
 		DrainGrace: c.Duration("drain-grace"), DrainTimeout: c.Duration("drain-timeout")}
@@ -46,7 +47,7 @@ func serveLimits(c *ucli.Context) httpd.Limits {
 const serveGCPercent = 400
 
 // setServeGC applies --gc-percent: given, or else unless GOGC is set.
-func setServeGC(c *ucli.Context) error {
+func setServeGC(c *ucli.Command) error {
 	if _, env := os.LookupEnv("GOGC"); env && !c.IsSet("gc-percent") {
 		return nil
 	}
@@ -68,12 +69,12 @@ balancer.`
 // announceDrain says on stderr, when the first SIGINT or SIGTERM cancels
 // c's context, that the server named who is draining and how a second
 // signal stops it at once (Main). The returned function ends the watch.
-func announceDrain(c *ucli.Context, who string, grace, timeout time.Duration) func() {
+func announceDrain(ctx context.Context, c *ucli.Command, who string, grace, timeout time.Duration) func() {
 	served := make(chan struct{})
 	go func() {
 		select {
-		case <-c.Context.Done():
-			fmt.Fprintf(c.App.ErrWriter, "%s: draining: /healthz answers 503 for %v, then requests in flight finish (at most %v in all); interrupt again to stop at once\n",
+		case <-ctx.Done():
+			fmt.Fprintf(c.Root().ErrWriter, "%s: draining: /healthz answers 503 for %v, then requests in flight finish (at most %v in all); interrupt again to stop at once\n",
 				who, grace, timeout)
 		case <-served:
 		}
@@ -82,9 +83,9 @@ func announceDrain(c *ucli.Context, who string, grace, timeout time.Duration) fu
 }
 
 // accessLog is the --log-requests logger, nil without it.
-func accessLog(c *ucli.Context) *slog.Logger {
+func accessLog(c *ucli.Command) *slog.Logger {
 	if !c.Bool("log-requests") {
 		return nil
 	}
-	return slog.New(slog.NewJSONHandler(c.App.ErrWriter, nil))
+	return slog.New(slog.NewJSONHandler(c.Root().ErrWriter, nil))
 }

@@ -1,13 +1,14 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 
 	"bagen-data/internal/atomicfile"
 	"bagen-data/tokenizer"
@@ -41,7 +42,7 @@ check fails; warnings fail only with --strict, information never.
 	Action: runValidate,
 }
 
-func runValidate(c *ucli.Context) error {
+func runValidate(ctx context.Context, c *ucli.Command) error {
 	paths := append(c.StringSlice("input"), c.Args().Slice()...)
 	if len(paths) == 0 {
 		return usage("validate", errors.New("give a dataset directory or parquet files"))
@@ -56,13 +57,13 @@ func runValidate(c *ucli.Context) error {
 	}
 	cfg := validate.Config{MaxExamples: c.Int("max-examples"), MaxPromptTokens: c.Int("max-prompt-tokens"), Strict: c.Bool("strict")}
 	if spec := c.String("tokenizer"); spec != "" {
-		t, err := tokenizer.Open(c.Context, spec)
+		t, err := tokenizer.Open(ctx, spec)
 		if err != nil {
 			return fmt.Errorf("validate: %w", err)
 		}
 		cfg.Counter = t
 	}
-	r, err := validate.Run(c.Context, paths, cfg)
+	r, err := validate.Run(ctx, paths, cfg)
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func runValidate(c *ucli.Context) error {
 			return enc.Encode(r)
 		})
 	} else {
-		err = r.WriteText(c.App.Writer)
+		err = r.WriteText(c.Root().Writer)
 	}
 	if err != nil {
 		return err

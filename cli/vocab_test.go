@@ -2,11 +2,16 @@ package cli
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
-	ucli "github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v3"
 )
 
 // walkFlags calls fn with every flag of every command, subcommands
@@ -17,7 +22,7 @@ func walkFlags(cmds []*ucli.Command, prefix string, fn func(command string, f uc
 		for _, f := range c.Flags {
 			fn(name, f)
 		}
-		walkFlags(c.Subcommands, name, fn)
+		walkFlags(c.Commands, name, fn)
 	}
 }
 
@@ -91,7 +96,7 @@ func TestFlagVocabulary(t *testing.T) {
 	// The check itself catches the kinds of disagreement it is for.
 	old := []*ucli.Command{
 		{Name: "validate", Flags: []ucli.Flag{&ucli.BoolFlag{Name: "json"}, &ucli.Uint64Flag{Name: "seed", Value: 42, Usage: "`SEED`"}}},
-		{Name: "grpo", Subcommands: []*ucli.Command{{Name: "train", Flags: []ucli.Flag{
+		{Name: "grpo", Commands: []*ucli.Command{{Name: "train", Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "json", Usage: "`FILE`"}, &ucli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED`"},
 			&ucli.StringFlag{Name: "cache", Usage: "`DIR`"}}}}},
 		{Name: "eval", Flags: []ucli.Flag{&ucli.StringFlag{Name: "cache", Usage: "`FILE`"}, &ucli.Uint64Flag{Name: "seed", Value: 42}}},
@@ -99,7 +104,7 @@ func TestFlagVocabulary(t *testing.T) {
 	want := []string{
 		"--cache has 2 meanings: text DIR (default ) in grpo train; text FILE (default ) in eval",
 		"--json has 2 meanings: switch (default false) in validate; text FILE (default ) in grpo train",
-		"--seed has 3 meanings: integer SEED (default 1) in grpo train; integer SEED (default 42) in validate; integer value (default 42) in eval",
+		"--seed has 3 meanings: integer SEED (default 1) in grpo train; integer SEED (default 42) in validate; integer uint (default 42) in eval",
 	}
 	if got := vocabularyConflicts(old); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("on a table with three conflicts got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -141,4 +146,70 @@ func vocabularyConflicts(cmds []*ucli.Command) []string {
 		}
 	}
 	return conflicts
+}
+
+// getterTypes are the value types urfave/cli's getters read: c.Int("x")
+// on a flag of another type is 0, silently.
+var getterTypes = map[string]string{
+	"Int": "int", "Int64": "int64", "Uint64": "uint64", "Float64": "float64", "Duration": "time.Duration",
+	"String": "string", "StringSlice": "[]string", "Bool": "bool",
+}
+
+// Every c.Int("name")-style call in the commands reads a flag of that name
+// and of the getter's type: the typed getters return zero for a flag of
+// another type (c.Int of an Int64Flag), which the command would take for
+// the user's value.
+func TestGettersMatchFlagTypes(t *testing.T) {
+	types := map[string]map[string]bool{}
+	walkFlags([]*ucli.Command{App()}, "", func(_ string, f ucli.Flag) {
+		for _, n := range f.Names() {
+			if types[n] == nil {
+				types[n] = map[string]bool{}
+			}
+			types[n][fmt.Sprintf("%T", f.Get())] = true
+		}
+	})
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset, n := token.NewFileSet(), 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(node ast.Node) bool {
+			call, ok := node.(*ast.CallExpr)
+			if !ok || len(call.Args) != 1 {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			lit, isLit := call.Args[0].(*ast.BasicLit)
+			want, getter := "", ok && isLit && lit.Kind == token.STRING
+			if getter {
+				want, getter = getterTypes[sel.Sel.Name]
+			}
+			if !getter || !isIdent(sel.X, "c") {
+				return true
+			}
+			flag, _ := strconv.Unquote(lit.Value)
+			n++
+			if !types[flag][want] {
+				t.Errorf("%s: c.%s(%q) reads a %s, but the flags named %s hold %v", fset.Position(call.Pos()), sel.Sel.Name, flag, want, flag, types[flag])
+			}
+			return true
+		})
+	}
+	if n < 100 {
+		t.Errorf("checked %d getter calls, want at least 100", n)
+	}
+}
+
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
 }
