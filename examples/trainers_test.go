@@ -52,7 +52,7 @@ func TestTrainerCalls(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	app := cli.App()
 	app.Writer, app.ErrWriter = io.Discard, io.Discard
-	if err := app.RunContext(t.Context(), []string{"bagen-data", "build", "--out", out}); err != nil {
+	if err := app.Run(t.Context(), []string{"bagen-data", "build", "--out", out}); err != nil {
 		t.Fatalf("build: %v", err)
 	}
 	rows, err := dataset.ReadRL(filepath.Join(out, filepath.FromSlash(dataset.RLFile)))
