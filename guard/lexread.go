@@ -27,9 +27,9 @@ type lexReader struct {
 }
 
 // lexRead reads body with read, against prev when not nil, and returns
-// the memo it leaves; false for a body
-// that is not valid UTF-8 (encoding/json reads its invalid bytes as
-// U+FFFD) or that read leaves to encoding/json.
+// the memo it leaves; false for a body that is not valid UTF-8
+// (encoding/json reads its invalid bytes as U+FFFD) or that read leaves
+// to encoding/json.
 func lexRead(body []byte, prev *readMemo, read func(*lexReader) (*Request, bool)) (*Request, *readMemo, bool) {
 	lx := &lexReader{ok: true, body: body, prev: prev, memo: &readMemo{body: body}}
 	checked := 0
