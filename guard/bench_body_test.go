@@ -309,3 +309,78 @@ func BenchmarkBodyLatency(b *testing.B) {
 		}
 	}
 }
+
+// TestPct: the quantiles the latency tables report, on 1…512 ms.
+func TestPct(t *testing.T) {
+	d := make([]time.Duration, 512)
+	for i := range d {
+		d[i] = time.Duration(i+1) * time.Millisecond
+	}
+	for _, c := range []struct {
+		p    float64
+		want time.Duration
+	}{{0.5, 257 * time.Millisecond}, {0.99, 507 * time.Millisecond}, {1, 512 * time.Millisecond}, {0, time.Millisecond}} {
+		if got := pct(d, c.p); got != c.want {
+			t.Errorf("pct(1…512 ms, %v) = %v, want %v", c.p, got, c.want)
+		}
+	}
+	if got := pct(nil, 0.99); got != 0 {
+		t.Errorf("pct(none) = %v, want 0", got)
+	}
+}
+
+// TestClaudeSession: the sessions the latency table sends are what
+// docs/guard.md says: each request one short turn (two messages, 600–700
+// bytes) longer than the one before, the cache marker on its last message
+// alone, the first request about the size less half of what the calls
+// add, and each read against the memo of the one before from that one's
+// last message on.
+func TestClaudeSession(t *testing.T) {
+	seq := claudeSession(t, 250<<10, 8)
+	var memo *readMemo
+	prevMsgs := 0
+	for j, body := range seq {
+		var req struct {
+			Messages []struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+			Stream bool `json:"stream"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			t.Fatalf("call %d: %v", j, err)
+		}
+		n := len(req.Messages)
+		if j > 0 && n != prevMsgs+2 {
+			t.Errorf("call %d: %d messages, want %d", j, n, prevMsgs+2)
+		}
+		prevMsgs = n
+		marked := 0
+		for k, m := range req.Messages {
+			if bytes.Contains(m.Content, []byte(`"cache_control"`)) {
+				marked++
+				if k != n-1 {
+					t.Errorf("call %d: message %d of %d holds the cache marker", j, k, n)
+				}
+			}
+		}
+		if marked != 1 || req.Stream {
+			t.Errorf("call %d: %d messages marked, stream %v; want 1, false", j, marked, req.Stream)
+		}
+		_, m, ok := lexRead(body, memo, readAnthropic)
+		if !ok {
+			t.Fatalf("call %d: left to encoding/json", j)
+		}
+		if want := max(prevMsgs-3, 0); j > 0 && m.resumed != want {
+			t.Errorf("call %d: %d messages from the memo, want %d", j, m.resumed, want)
+		}
+		memo = m
+	}
+	// The padding stops at the first of its turns (about 3.3 KB each)
+	// that passes the size less half of the calls' turns (630 bytes each
+	// allowed for).
+	first, last := len(seq[0]), len(seq[len(seq)-1])
+	floor := 250<<10 - 8*630/2
+	if first < floor || first > floor+3400 || last < first+7*600 || last > first+7*700 {
+		t.Errorf("sizes %d … %d bytes, want the first in [%d, %d] and 600–700 bytes more a call", first, last, floor, floor+3400)
+	}
+}

@@ -83,6 +83,8 @@ func paced(b *testing.B, url string, n int, body func(worker, i int) string, fir
 	return all
 }
 
+// pct is the p-th quantile of sorted d: the value at index ⌊p·n⌋
+// (the last for p = 1), 0 for none.
 func pct(d []time.Duration, p float64) time.Duration {
 	if len(d) == 0 {
 		return 0
