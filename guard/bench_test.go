@@ -105,7 +105,7 @@ func reportAdded(b *testing.B, direct, guarded []time.Duration, name string) {
 
 // BenchmarkAddedLatency: non-streaming calls, 64 concurrent sessions, a
 // loopback upstream that answers at once; without and with a ledger
-// (one fsync per call).
+// (a write per call, and its file's fsync off the call's path).
 func BenchmarkAddedLatency(b *testing.B) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)

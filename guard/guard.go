@@ -57,10 +57,14 @@ func New(cfg Config) (*Guard, error) {
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.sessions = newSessions(cfg.MaxSessions)
 	g.memos = newMemos()
+	g.metrics = newMetrics(func() float64 { return float64(g.sessions.count()) })
 	if g.ledger != nil {
 		g.sessions.onEvict = func(s *Session) { g.ledger.forget(s.ID) }
+		g.ledger.syncs.failed = func(err error) {
+			g.metrics.ledgerErrors.Inc()
+			g.logf("%v", err)
+		}
 	}
-	g.metrics = newMetrics(func() float64 { return float64(g.sessions.count()) })
 	g.inflight = semaphore.NewWeighted(cfg.MaxInFlight)
 	g.proxy = &httputil.ReverseProxy{
 		Rewrite:   g.rewrite,
@@ -102,9 +106,13 @@ func transport(tr http.RoundTripper) http.RoundTripper {
 }
 
 // Close waits for the estimates still running (each is bounded by
-// EstimateTimeout), so that the ledger has them, then releases the guard.
+// EstimateTimeout), so that the ledger has them, and for the ledger's
+// files to be synced, then releases the guard.
 func (g *Guard) Close() {
 	g.wg.Wait()
+	if g.ledger != nil {
+		g.ledger.syncs.wait()
+	}
 	g.cancel()
 }
 
