@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -678,4 +679,52 @@ func metricsText(t *testing.T, url string) []byte {
 	defer resp.Body.Close()
 	m, _ := io.ReadAll(resp.Body)
 	return m
+}
+
+// TestIdenticalRunFindsNoUnrecordedTurn: while a session's answered turn
+// is still being counted, an identical run's next request (the same
+// history, the same reply ids) cannot find that session: it continues
+// its own, and each file holds its turns in order.
+func TestIdenticalRunFindsNoUnrecordedTurn(t *testing.T) {
+	dir := t.TempDir()
+	_, url := startGuard(t, Config{Ledger: dir}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req chatRequest
+		json.NewDecoder(r.Body).Decode(&req)
+		k := len(req.Messages)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"step","tool_calls":[{"id":"call_%d","type":"function","function":{"name":"bash","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":%d,"completion_tokens":10}}`, k, 100*k)
+	}))
+	held, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	defer func(f func(*Session)) { beforeTurn = f }(beforeTurn)
+	beforeTurn = func(*Session) {
+		if first.CompareAndSwap(false, true) {
+			close(held)
+			<-release
+		}
+	}
+	task := []json.RawMessage{json.RawMessage(`{"role":"user","content":"same task"}`)}
+	done := make(chan struct{})
+	go func() { // run A: its first turn is held as it is counted
+		defer close(done)
+		post(t, url+"/v1/chat/completions", chatBody(task), nil)
+	}()
+	<-held
+	// Run B, identical: its first turn, then its second.
+	_, got := post(t, url+"/v1/chat/completions", chatBody(task), nil)
+	post(t, url+"/v1/chat/completions", chatBody(agentNext(t, task, got)), nil)
+	close(release)
+	<-done
+	var files []string
+	for _, e := range readLedger(t, dir) {
+		var ins []float64
+		for _, u := range callUsages(e) {
+			ins = append(ins, u["input"].(float64))
+		}
+		files = append(files, fmt.Sprint(ins))
+	}
+	sort.Strings(files)
+	if want := "[[100 300] [100]]"; fmt.Sprint(files) != want {
+		t.Errorf("the files' inputs %v, want %s", files, want)
+	}
 }

@@ -69,9 +69,13 @@ func (g *Guard) finishOnce(c *call, reply *Reply) {
 		g.record(s, ev)
 		return
 	}
-	g.sessions.answered(s, len(c.req.Items), c.hashes[len(c.req.Items)], reply.IDs)
+	beforeTurn(s)
 	t := g.turn(c, reply, &ev)
 	g.record(s, t.events...)
+	// Only now may a request that echoes the reply find the session:
+	// one found by another run's identical reply before this turn is
+	// counted and recorded would be counted and recorded before it.
+	g.sessions.answered(s, len(c.req.Items), c.hashes[len(c.req.Items)], reply.IDs)
 	if t.prompt != nil {
 		g.wg.Add(1)
 		go func() {
@@ -80,6 +84,10 @@ func (g *Guard) finishOnce(c *call, reply *Reply) {
 		}()
 	}
 }
+
+// beforeTurn is called as an answered call's turn is about to be
+// counted (a test holds it there).
+var beforeTurn = func(*Session) {}
 
 // turnResult is what an answered call left to do once the session is
 // unlocked: events to record and, when an estimate is due, its prompt.
