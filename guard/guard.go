@@ -107,11 +107,12 @@ func transport(tr http.RoundTripper) http.RoundTripper {
 
 // Close waits for the estimates still running (each is bounded by
 // EstimateTimeout), so that the ledger has them, and for the ledger's
-// files to be synced, then releases the guard.
+// files to be synced (at most DrainTimeout: a disk that does not answer
+// does not hold the guard), then releases the guard.
 func (g *Guard) Close() {
 	g.wg.Wait()
-	if g.ledger != nil {
-		g.ledger.syncs.wait()
+	if g.ledger != nil && !g.ledger.syncs.waitFor(g.cfg.DrainTimeout) {
+		g.logf("ledger: files appended to are not synced after %v; closing without them", g.cfg.DrainTimeout)
 	}
 	g.cancel()
 }

@@ -187,11 +187,29 @@ func (s *syncer) run(done chan struct{}) {
 
 // wait returns once every file marked before it is synced.
 func (s *syncer) wait() {
+	s.waitFor(-1)
+}
+
+// waitFor is wait for at most d (no bound when negative); false when d
+// ran out first.
+func (s *syncer) waitFor(d time.Duration) bool {
 	s.mu.Lock()
 	done := s.done
 	s.mu.Unlock()
-	if done != nil {
+	if done == nil {
+		return true
+	}
+	if d < 0 {
 		<-done
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
 	}
 }
 

@@ -106,3 +106,36 @@ func TestLedgerSyncErrorCounted(t *testing.T) {
 		t.Errorf("log %q, want %q", log.String(), want)
 	}
 }
+
+// TestCloseBoundsTheSyncWait: a sync that does not return holds Close
+// for DrainTimeout at most, and says so.
+func TestCloseBoundsTheSyncWait(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	defer func(f func(string) error) { syncFile = f }(syncFile)
+	syncFile = func(string) error { <-release; return nil }
+	var log bytes.Buffer
+	var mu sync.Mutex
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(&log, format+"\n", args...)
+	}
+	cfg := Config{Ledger: t.TempDir(), Logf: logf}
+	cfg.DrainTimeout = 50 * time.Millisecond
+	g, url := startGuard(t, cfg, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, chatReply)
+	}))
+	post(t, url+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}]}`, map[string]string{"X-Bagen-Session": "s"})
+	start := time.Now()
+	g.Close()
+	if d := time.Since(start); d < 50*time.Millisecond || d > 5*time.Second {
+		t.Errorf("Close took %v, want DrainTimeout (50ms)", d)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := "ledger: files appended to are not synced after 50ms; closing without them\n"; log.String() != want {
+		t.Errorf("log %q, want %q", log.String(), want)
+	}
+}
