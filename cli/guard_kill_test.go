@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -23,14 +21,7 @@ import (
 // with its usage: the ledger's line is written before the answer is
 // relayed (its fsync follows, for a machine's crash, not a process's).
 func TestGuardKilledLosesNoAnsweredCall(t *testing.T) {
-	var n atomic.Int64
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		k := n.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"c%d","choices":[{"index":0,"message":{"role":"assistant","content":"step %d"},"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":7}}`, k, k, 100*k)
-	}))
-	defer up.Close()
+	up := stepModel(t)
 	ledger := filepath.Join(t.TempDir(), "ledger")
 	enc, _ := json.Marshal([]string{"guard", "--listen", "127.0.0.1:0", "--upstream", up.URL, "--ledger", ledger})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")

@@ -57,14 +57,7 @@ func TestGuardFlags(t *testing.T) {
 // TestConvertGuardLedger: a ledger the guard wrote converts to one
 // trajectory per session with the upstream's usage and metadata.guard.
 func TestConvertGuardLedger(t *testing.T) {
-	var n atomic.Int64
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		k := n.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"c%d","choices":[{"index":0,"message":{"role":"assistant","content":"step %d"},"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":7}}`, k, k, 100*k)
-	}))
-	defer up.Close()
+	up := stepModel(t)
 	dir := t.TempDir()
 	ledger := filepath.Join(dir, "ledger")
 	g, err := guard.New(guard.Config{Upstream: up.URL, Ledger: ledger, Budget: 900, Policy: guard.Stop})
@@ -99,4 +92,19 @@ func TestConvertGuardLedger(t *testing.T) {
 	if got != want {
 		t.Errorf("convert wrote\n%s\nwant\n%s\n(summary %q)", got, want, summary)
 	}
+}
+
+// stepModel is a Chat Completions upstream on loopback whose k-th answer
+// (from 1) is "step k", id ck, with 100·k prompt tokens and 7 completion
+// tokens.
+func stepModel(t *testing.T) *httptest.Server {
+	var n atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		k := n.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"c%d","choices":[{"index":0,"message":{"role":"assistant","content":"step %d"},"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":7}}`, k, k, 100*k)
+	}))
+	t.Cleanup(up.Close)
+	return up
 }

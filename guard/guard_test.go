@@ -551,19 +551,23 @@ func TestEstimatorDownFailsOpen(t *testing.T) {
 	}
 }
 
+// sameReplyModel is a deterministic model: the same history gets the
+// same reply, ids included (a tool call call_<k> for a history of k
+// messages, with 100·k prompt tokens), so only the guard's bookkeeping
+// tells identical runs apart.
+var sameReplyModel = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var req chatRequest
+	json.NewDecoder(r.Body).Decode(&req)
+	k := len(req.Messages)
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"step","tool_calls":[{"id":"call_%d","type":"function","function":{"name":"bash","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":%d,"completion_tokens":10}}`, k, 100*k)
+})
+
 // TestParallelIdenticalRuns runs 64 identical sessions of one client that
 // sends no id, at once: each must stay its own session.
 func TestParallelIdenticalRuns(t *testing.T) {
 	dir := t.TempDir()
-	// A deterministic model: the same history gets the same reply, ids
-	// included, so only the guard's bookkeeping tells the runs apart.
-	_, url := startGuard(t, Config{Ledger: dir}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req chatRequest
-		json.NewDecoder(r.Body).Decode(&req)
-		k := len(req.Messages)
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"step","tool_calls":[{"id":"call_%d","type":"function","function":{"name":"bash","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":%d,"completion_tokens":10}}`, k, 100*k)
-	}))
+	_, url := startGuard(t, Config{Ledger: dir}, sameReplyModel)
 	const runs, turns = 64, 4
 	var wg sync.WaitGroup
 	for i := 0; i < runs; i++ {
@@ -687,13 +691,7 @@ func metricsText(t *testing.T, url string) []byte {
 // its own, and each file holds its turns in order.
 func TestIdenticalRunFindsNoUnrecordedTurn(t *testing.T) {
 	dir := t.TempDir()
-	_, url := startGuard(t, Config{Ledger: dir}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req chatRequest
-		json.NewDecoder(r.Body).Decode(&req)
-		k := len(req.Messages)
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"step","tool_calls":[{"id":"call_%d","type":"function","function":{"name":"bash","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":%d,"completion_tokens":10}}`, k, 100*k)
-	}))
+	_, url := startGuard(t, Config{Ledger: dir}, sameReplyModel)
 	held, release := make(chan struct{}), make(chan struct{})
 	var first atomic.Bool
 	defer func(f func(*Session)) { beforeTurn = f }(beforeTurn)

@@ -81,14 +81,8 @@ func TestLedgerSyncsAfterTheAnswer(t *testing.T) {
 func TestLedgerSyncErrorCounted(t *testing.T) {
 	defer func(f func(string) error) { syncFile = f }(syncFile)
 	syncFile = func(string) error { return errors.New("disk gone") }
-	var log bytes.Buffer
-	var mu sync.Mutex
-	logf := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(&log, format+"\n", args...)
-	}
-	g, url := startGuard(t, Config{Ledger: t.TempDir(), Logf: logf}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	log := &logLines{}
+	g, url := startGuard(t, Config{Ledger: t.TempDir(), Logf: log.logf}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		io.WriteString(w, chatReply)
 	}))
@@ -100,8 +94,6 @@ func TestLedgerSyncErrorCounted(t *testing.T) {
 	if m := metricsText(t, url); !bytes.Contains(m, []byte("\nbagen_guard_ledger_errors_total 1\n")) {
 		t.Errorf("/metrics lacks bagen_guard_ledger_errors_total 1:\n%s", m)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if want := "ledger: disk gone\n"; log.String() != want {
 		t.Errorf("log %q, want %q", log.String(), want)
 	}
@@ -114,14 +106,8 @@ func TestCloseBoundsTheSyncWait(t *testing.T) {
 	defer close(release)
 	defer func(f func(string) error) { syncFile = f }(syncFile)
 	syncFile = func(string) error { <-release; return nil }
-	var log bytes.Buffer
-	var mu sync.Mutex
-	logf := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(&log, format+"\n", args...)
-	}
-	cfg := Config{Ledger: t.TempDir(), Logf: logf}
+	log := &logLines{}
+	cfg := Config{Ledger: t.TempDir(), Logf: log.logf}
 	cfg.DrainTimeout = 50 * time.Millisecond
 	g, url := startGuard(t, cfg, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -133,9 +119,25 @@ func TestCloseBoundsTheSyncWait(t *testing.T) {
 	if d := time.Since(start); d < 50*time.Millisecond || d > 5*time.Second {
 		t.Errorf("Close took %v, want DrainTimeout (50ms)", d)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if want := "ledger: files appended to are not synced after 50ms; closing without them\n"; log.String() != want {
 		t.Errorf("log %q, want %q", log.String(), want)
 	}
+}
+
+// logLines keeps what a guard logs, a line each; safe for concurrent use.
+type logLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logLines) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(&l.buf, format+"\n", args...)
+}
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
