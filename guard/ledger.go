@@ -21,9 +21,9 @@ import (
 // each line written before the call that wrote it returns, so that a
 // killed guard loses no completed call (what was written is the
 // kernel's) and a restarted one appends to the same files; each file is
-// synced to the disk right after, off the calls' path (syncer). The files hold whole conversations: they are created
-// 0600 in a 0700 directory. No header is ever written to them. Safe for
-// concurrent use.
+// synced to the disk right after, off the calls' path (syncer). The
+// files hold whole conversations: they are created 0600 in a 0700
+// directory. No header is ever written to them. Safe for concurrent use.
 //
 // Several guards may share the directory (replicas behind a load
 // balancer): each append is one write to a file opened O_APPEND, under an
@@ -116,10 +116,9 @@ func (l *ledger) append(session string, events ...any) error {
 }
 
 // writeLocked appends buf to f, locked; it returns the file's new
-// length. A file another writer changed since this guard
-// last saw it is checked first for a line cut by a crash, which is
-// dropped: its call never completed, and the next line must start a
-// line.
+// length. A file another writer changed since this guard last saw it is
+// checked first for a line cut by a crash, which is dropped: its call
+// never completed, and the next line must start a line.
 func (l *ledger) writeLocked(f *os.File, lf *ledgerFile, buf []byte) (int64, error) {
 	st, err := f.Stat()
 	if err != nil {
