@@ -20,7 +20,6 @@ func TestLedgerSyncsAfterTheAnswer(t *testing.T) {
 	release := make(chan struct{})
 	var let sync.Once
 	letGo := func() { let.Do(func() { close(release) }) }
-	defer letGo() // on a failure, before the guard's Close
 	var mu sync.Mutex
 	var synced []string
 	started := make(chan struct{}, 16)
@@ -38,6 +37,9 @@ func TestLedgerSyncsAfterTheAnswer(t *testing.T) {
 		io.Copy(io.Discard, r.Body)
 		io.WriteString(w, chatReply)
 	}))
+	// On a failure too: let the syncs go, and see them end, before
+	// syncFile is put back.
+	defer func() { letGo(); g.ledger.syncs.wait() }()
 	h := map[string]string{"X-Bagen-Session": "held"}
 	body := `{"model":"m","messages":[{"role":"user","content":"x"}]}`
 	post(t, url+"/v1/chat/completions", body, h)
@@ -103,7 +105,6 @@ func TestLedgerSyncErrorCounted(t *testing.T) {
 // for DrainTimeout at most, and says so.
 func TestCloseBoundsTheSyncWait(t *testing.T) {
 	release := make(chan struct{})
-	defer close(release)
 	defer func(f func(string) error) { syncFile = f }(syncFile)
 	syncFile = func(string) error { <-release; return nil }
 	log := &logLines{}
@@ -113,6 +114,8 @@ func TestCloseBoundsTheSyncWait(t *testing.T) {
 		io.Copy(io.Discard, r.Body)
 		io.WriteString(w, chatReply)
 	}))
+	// Let the sync go, and see it end, before syncFile is put back.
+	defer func() { close(release); g.ledger.syncs.wait() }()
 	post(t, url+"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}]}`, map[string]string{"X-Bagen-Session": "s"})
 	start := time.Now()
 	g.Close()
