@@ -24,21 +24,22 @@ func (g *Guard) begin(c *call, r *http.Request, how string, firstTools bool) {
 		s.pol.model = c.req.Model
 	}
 	s.mu.Unlock()
+	if first {
+		g.metrics.sessions.Inc()
+		client := r.Header.Get("User-Agent")
+		if g.redact["User-Agent"] {
+			client = ""
+		}
+		g.record(s, rollout.GuardSession{Version: rollout.GuardVersion, Event: "session", Session: s.ID, Time: g.stamp(),
+			Policy: g.cfg.Policy.String(), Budget: g.budget, Task: g.task.Name, Format: c.codec.Name(), Client: client, Key: how,
+			BudgetUSD: g.cfg.BudgetUSD, Parent: s.Parent})
+	}
+	// After the session event: the forecast's estimate, which runs on
+	// its own, is recorded after it.
 	if (first || firstTools) && !c.side {
 		// The run starts here: a side call before it is not its task.
 		g.startForecast(s, c.req.Items)
 	}
-	if !first {
-		return
-	}
-	g.metrics.sessions.Inc()
-	client := r.Header.Get("User-Agent")
-	if g.redact["User-Agent"] {
-		client = ""
-	}
-	g.record(s, rollout.GuardSession{Version: rollout.GuardVersion, Event: "session", Session: s.ID, Time: g.stamp(),
-		Policy: g.cfg.Policy.String(), Budget: g.budget, Task: g.task.Name, Format: c.codec.Name(), Client: client, Key: how,
-		BudgetUSD: g.cfg.BudgetUSD, Parent: s.Parent})
 }
 
 // finish records a call once its answer is through: usage, the session's
