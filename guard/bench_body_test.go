@@ -1,18 +1,21 @@
 package guard
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
+	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -21,14 +24,15 @@ import (
 //
 //	go test ./guard -run '^$' -bench BodyLatency -benchtime 1x -cpu 2
 //
-// It compares four paths to one loopback upstream that reads the
-// request and answers at once: direct, through a bare
-// httputil.ReverseProxy, through the guard without a ledger and through
-// the guard with one (no estimator either way), with the requests of
-// Claude Code sessions whose history grows past each size
+// It compares five paths to one loopback upstream that reads the request
+// and answers at once: direct, through two bare httputil.ReverseProxy
+// servers, through the guard without a ledger and through the guard with
+// one (no estimator either way), each proxy in a process of its own, with
+// the requests of Claude Code sessions whose history grows past each size
 // (claudeSession), each session named by Claude Code's session header.
-// The four are measured in interleaved rounds, so that other work on the
-// machine falls on each alike.
+// The five are measured in short rounds taken in turn, so that other work
+// on the machine falls on each alike; the second bare proxy measures how
+// far two identical proxies differ.
 
 // bodySizes are the request sizes of the table.
 var bodySizes = []int{50 << 10, 250 << 10, 1 << 20}
@@ -227,23 +231,89 @@ func sendCalls(b testing.TB, client *http.Client, base string, seq [][]byte, nex
 	return all
 }
 
-// bodyServers starts the upstream, a bare proxy to it and a guard in
-// front of it without and with a ledger, and returns their root URLs.
-func bodyServers(b testing.TB) (up, bare, guarded, ledgered string) {
+// bodyServers starts the upstream in this process and, each in a process
+// of its own (proxyProcess), two bare proxies to it and a guard in front
+// of it without and with a ledger; it returns their root URLs and the
+// proxies' processes.
+func bodyServers(b testing.TB) (up string, proxies []*proxyProcess) {
 	upSrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, anthropicReply)
 	})}
 	up = serveBench(b, upSrv.Serve, upSrv.Close)
-	target, _ := url.Parse(up)
-	proxy := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }, Transport: transport(nil)}
-	bareSrv := &http.Server{Handler: proxy}
-	bare = serveBench(b, bareSrv.Serve, bareSrv.Close)
-	r := startReplica(b, Config{Upstream: up})
-	l := startReplica(b, Config{Upstream: up, Ledger: b.TempDir()})
-	return up, bare, "http://" + r.addr, "http://" + l.addr
+	for _, p := range []proxySpec{{Kind: "bare"}, {Kind: "bare"}, {Kind: "guard"}, {Kind: "guard", Ledger: b.TempDir()}} {
+		p.Upstream = up
+		proxies = append(proxies, startProxy(b, p))
+	}
+	return up, proxies
 }
+
+// proxyProcess is a proxy serving in a process of its own: the test
+// binary run with benchProxyEnv.
+type proxyProcess struct {
+	url string
+	cmd *exec.Cmd
+}
+
+// startProxy starts the proxy p in a process of its own, at the guard's
+// GOGC (the CLI's --gc-percent) whatever its kind, and stops it at the
+// end of b.
+func startProxy(b testing.TB, p proxySpec) *proxyProcess {
+	b.Helper()
+	spec, _ := json.Marshal(p)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), benchProxyEnv+"="+string(spec), "GOGC=400")
+	cmd.Stderr = os.Stderr
+	// The proxy ends with its stdin: with this process, however it ends.
+	if _, err := cmd.StdinPipe(); err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	u, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		b.Fatalf("proxy %s: said %q (%v), want its address", spec, line, err)
+	}
+	go io.Copy(io.Discard, out)
+	return &proxyProcess{url: u, cmd: cmd}
+}
+
+// cpu is the process's user and system CPU time so far, from
+// /proc/PID/stat (clock ticks).
+func (p *proxyProcess) cpu(b testing.TB) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		b.Fatalf("the proxies' CPU time is read from /proc (Linux): %v", err)
+	}
+	// The fields after the command's name, which is in parentheses:
+	// utime and stime are the 14th and 15th of the line.
+	_, rest, _ := bytes.Cut(data, []byte(") "))
+	f := strings.Fields(string(rest))
+	if len(f) < 13 {
+		b.Fatalf("/proc/%d/stat: %q", p.cmd.Process.Pid, data)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%d/stat: %q", p.cmd.Process.Pid, data)
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc's CPU times: 100
+// on Linux's every architecture but alpha and ia64.
+const clockTicks = 100
 
 func serveBench(b testing.TB, serve func(net.Listener) error, close func() error) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -256,42 +326,71 @@ func serveBench(b testing.TB, serve func(net.Listener) error, close func() error
 }
 
 // BenchmarkBodyLatency reports, for each request size, one call at a
-// time and 64 at once (2,048 calls each way, over 64 sessions of 40 calls
-// each, so that the p99 is the 21st slowest call and not one of a few),
-// the p50 and p99 latency direct, through a bare ReverseProxy, through
-// the guard and through the guard with a ledger, each guard's p99 over
-// the bare proxy's, and each path's CPU per call (client and upstream
-// included). (The guard's added p99 over the bare proxy's added p99,
+// time and 64 at once, the p50 and p99 latency direct, through a bare
+// ReverseProxy, through a second bare ReverseProxy, through the guard and
+// through the guard with a ledger; each p99 over the first bare proxy's;
+// and each path's CPU per call (client, upstream and proxy included).
+// The second bare proxy is the same program as the first: its ratio is
+// the run's own noise, against which the guard's is read. Each size and
+// number in flight starts proxies of its own (bodyServers), so that none
+// carries the sessions of another. Each path sends 4,096 calls over 128
+// sessions of 32 calls each (the p99 is the 41st slowest call), in
+// rounds short enough (128 calls one at a time, 256 with 64 in flight)
+// that the machine's slow moments fall on every path alike, each round
+// after a garbage collection in this process and each taking the paths
+// in turn from the next one on. (The guard's added p99 over the bare proxy's added p99,
 // each over direct, is not reported: on a loopback upstream the bare
 // proxy's added p99 is within the noise of direct's, and the quotient
 // with it.) It runs its rounds once whatever b.N.
 func BenchmarkBodyLatency(b *testing.B) {
-	up, bare, guarded, ledgered := bodyServers(b)
-	names := []string{"direct", "bare", "guard", "ledger"}
+	names := []string{"direct", "bare", "bare2", "guard", "ledger"}
 	for _, size := range bodySizes {
 		for _, workers := range []int{1, 64} {
 			b.Run(fmt.Sprintf("size=%dKB/inflight=%d", size>>10, workers), func(b *testing.B) {
+				up, proxies := bodyServers(b)
+				bases := []string{up}
+				for _, p := range proxies {
+					bases = append(bases, p.url)
+				}
 				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, DisableCompression: true}}
 				defer client.CloseIdleConnections()
-				perRound, rounds, sessions := 512, 4, 64
-				seq := claudeSession(b, size, (rounds+1)*perRound/sessions)
-				var lat [4][]time.Duration
-				// The paths run in turn: the process's CPU time over a
-				// path's calls is what they cost the machine.
-				var cpu [4]time.Duration
-				var next [4][]int
-				for r := -1; r < rounds; r++ { // round -1 warms the connections and reads each session's first request
-					for k, base := range []string{up, bare, guarded, ledgered} {
-						if next[k] == nil {
-							next[k] = make([]int, sessions)
-						}
+				const calls, sessions = 4096, 128
+				perRound := 128
+				if workers > 1 {
+					perRound = 256
+				}
+				seq := claudeSession(b, size, calls/sessions+1)
+				lat := make([][]time.Duration, len(bases))
+				// The process's CPU time over a path's calls is what
+				// they cost the machine.
+				cpu := make([]time.Duration, len(bases))
+				// A proxy's CPU from the end of its warm-up on.
+				proxyCPU := make([]time.Duration, len(proxies))
+				next := make([][]int, len(bases))
+				for k := range next {
+					next[k] = make([]int, sessions)
+				}
+				for r := -1; r < calls/perRound; r++ { // round -1 warms the connections and reads each session's first request
+					n := perRound
+					if r < 0 {
+						n = sessions
+					}
+					for i := range bases {
+						k := (i + max(r, 0)) % len(bases)
+						base := bases[k]
+						runtime.GC()
 						before := cpuTime()
-						d := sendCalls(b, client, base, seq, next[k], perRound, workers, r)
+						d := sendCalls(b, client, base, seq, next[k], n, workers, r)
 						if r >= 0 {
 							lat[k] = append(lat[k], d...)
 							cpu[k] += cpuTime() - before
+						} else if k > 0 {
+							proxyCPU[k-1] = -proxies[k-1].cpu(b)
 						}
 					}
+				}
+				for k, p := range proxies {
+					cpu[k+1] += proxyCPU[k] + p.cpu(b)
 				}
 				b.ReportMetric(float64(len(seq[0]))/1024, "first-KB")
 				b.ReportMetric(float64(len(seq[len(seq)-1]))/1024, "last-KB")
