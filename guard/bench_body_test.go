@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"runtime"
@@ -309,6 +310,39 @@ func (p *proxyProcess) cpu(b testing.TB) time.Duration {
 		b.Fatalf("/proc/%d/stat: %q", p.cmd.Process.Pid, data)
 	}
 	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// TestProxyProcessCPU: the CPU time the latency benchmark reads of a
+// proxy's process from /proc is the process's own: at most what the
+// kernel reports for it once it has exited (wait4's rusage), and short of
+// it by less than 50 ms (the rounding to clock ticks, and the shutdown:
+// 2–24 ms here).
+func TestProxyProcessCPU(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, anthropicReply)
+	}))
+	defer up.Close()
+	p := startProxy(t, proxySpec{Kind: "bare", Upstream: up.URL})
+	body := bytes.Repeat([]byte("x"), 256<<10)
+	for range 200 {
+		resp, err := http.Post(p.url+"/v1/messages", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	got := p.cpu(t)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	ps := p.cmd.ProcessState
+	want := ps.UserTime() + ps.SystemTime()
+	if got <= 0 || got > want || want-got >= 50*time.Millisecond {
+		t.Errorf("CPU read from /proc %v, rusage at exit %v: want at most it and less than 50 ms short", got, want)
+	}
 }
 
 // clockTicks is the kernel's USER_HZ, the unit of /proc's CPU times: 100
