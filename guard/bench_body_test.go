@@ -232,16 +232,20 @@ func sendCalls(b testing.TB, client *http.Client, base string, seq [][]byte, nex
 	return all
 }
 
+// replyAtOnce is the benchmark's upstream: it reads the request and
+// answers anthropicReply.
+var replyAtOnce = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, anthropicReply)
+})
+
 // bodyServers starts the upstream in this process and, each in a process
 // of its own (proxyProcess), two bare proxies to it and a guard in front
 // of it without and with a ledger; it returns their root URLs and the
 // proxies' processes.
 func bodyServers(b testing.TB) (up string, proxies []*proxyProcess) {
-	upSrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, anthropicReply)
-	})}
+	upSrv := &http.Server{Handler: replyAtOnce}
 	up = serveBench(b, upSrv.Serve, upSrv.Close)
 	for _, p := range []proxySpec{{Kind: "bare"}, {Kind: "bare"}, {Kind: "guard"}, {Kind: "guard", Ledger: b.TempDir()}} {
 		p.Upstream = up
@@ -318,10 +322,7 @@ func (p *proxyProcess) cpu(b testing.TB) time.Duration {
 // it by less than 50 ms (the rounding to clock ticks, and the shutdown:
 // 2–24 ms here).
 func TestProxyProcessCPU(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		io.WriteString(w, anthropicReply)
-	}))
+	up := httptest.NewServer(replyAtOnce)
 	defer up.Close()
 	p := startProxy(t, proxySpec{Kind: "bare", Upstream: up.URL})
 	body := bytes.Repeat([]byte("x"), 256<<10)
