@@ -49,9 +49,18 @@ func serveProxy(spec string) error {
 	if err := json.Unmarshal([]byte(spec), &p); err != nil {
 		return fmt.Errorf("%s: %w", benchProxyEnv, err)
 	}
+	if p.Kind != "bare" && p.Kind != "guard" {
+		return fmt.Errorf("%s: kind %q, want bare or guard", benchProxyEnv, p.Kind)
+	}
 	target, err := url.Parse(p.Upstream)
 	if err != nil {
 		return err
+	}
+	var g *Guard
+	if p.Kind == "guard" {
+		if g, err = New(Config{Upstream: p.Upstream, Ledger: p.Ledger}); err != nil {
+			return err
+		}
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -64,20 +73,13 @@ func serveProxy(spec string) error {
 		stop()
 	}()
 	fmt.Printf("listening on http://%s\n", l.Addr())
-	switch p.Kind {
-	case "bare":
+	if g == nil {
 		srv := &http.Server{Handler: &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }, Transport: transport(nil)}}
 		go func() { <-ctx.Done(); srv.Close() }()
 		if err := srv.Serve(l); err != http.ErrServerClosed {
 			return err
 		}
 		return nil
-	case "guard":
-		g, err := New(Config{Upstream: p.Upstream, Ledger: p.Ledger})
-		if err != nil {
-			return err
-		}
-		return g.Serve(ctx, l)
 	}
-	return fmt.Errorf("%s: kind %q, want bare or guard", benchProxyEnv, p.Kind)
+	return g.Serve(ctx, l)
 }
