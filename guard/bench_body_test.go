@@ -123,8 +123,27 @@ func BenchmarkReadPaddedRequest(b *testing.B) {
 	}
 }
 
-// anthropicReply is a non-streamed Messages answer with usage.
-const anthropicReply = `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn","usage":{"input_tokens":1200,"output_tokens":30}}`
+// anthropicReply is a non-streamed Messages answer whose usage has the
+// input tokens (%d) and 30 output tokens.
+const anthropicReply = `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn","usage":{"input_tokens":%d,"output_tokens":30}}`
+
+// answerRead reads the request and answers anthropicReply with a token
+// of input for each 4 bytes read, so that, as with a model, each call's
+// input grows with the history by more than the last answer's output.
+func answerRead(w http.ResponseWriter, r *http.Request) {
+	answerAfter(w, r, 0)
+}
+
+// answerAfter is answerRead with a wait of d between the request's
+// reading and the answer.
+func answerAfter(w http.ResponseWriter, r *http.Request, d time.Duration) {
+	n, _ := io.Copy(io.Discard, r.Body)
+	if d > 0 {
+		time.Sleep(d)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, anthropicReply, n/4)
+}
 
 // claudeSession is a Claude Code session's requests as its history grows
 // past size: the recorded request (testdata/requests/claude.json), not
@@ -233,19 +252,21 @@ func sendCalls(b testing.TB, client *http.Client, base string, seq [][]byte, nex
 }
 
 // replyAtOnce is the benchmark's upstream: it reads the request and
-// answers anthropicReply.
-var replyAtOnce = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	io.Copy(io.Discard, r.Body)
-	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, anthropicReply)
-})
+// answers at once (answerRead).
+var replyAtOnce = http.HandlerFunc(answerRead)
 
-// bodyServers starts the upstream in this process and, each in a process
-// of its own (proxyProcess), two bare proxies to it and a guard in front
-// of it without and with a ledger; it returns their root URLs and the
-// proxies' processes.
-func bodyServers(b testing.TB) (up string, proxies []*proxyProcess) {
-	upSrv := &http.Server{Handler: replyAtOnce}
+// replyAfter is an upstream that reads the request, waits d, as a model
+// takes time to answer, and answers as answerRead does (answerAfter).
+func replyAfter(d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { answerAfter(w, r, d) })
+}
+
+// bodyServers starts the upstream h in this process and, each in a
+// process of its own (proxyProcess), two bare proxies to it and a guard
+// in front of it without and with a ledger; it returns their root URLs
+// and the proxies' processes.
+func bodyServers(b testing.TB, h http.Handler) (up string, proxies []*proxyProcess) {
+	upSrv := &http.Server{Handler: h}
 	up = serveBench(b, upSrv.Serve, upSrv.Close)
 	for _, p := range []proxySpec{{Kind: "bare"}, {Kind: "bare"}, {Kind: "guard"}, {Kind: "guard", Ledger: b.TempDir()}} {
 		p.Upstream = up
@@ -378,77 +399,103 @@ func serveBench(b testing.TB, serve func(net.Listener) error, close func() error
 // over direct's over the p99 the bare proxy adds ("/bare-added-p99").
 // It runs its rounds once whatever b.N.
 func BenchmarkBodyLatency(b *testing.B) {
-	names := []string{"direct", "bare", "bare2", "guard", "ledger"}
 	for _, size := range bodySizes {
 		for _, workers := range []int{1, 64} {
 			b.Run(fmt.Sprintf("size=%dKB/inflight=%d", size>>10, workers), func(b *testing.B) {
-				up, proxies := bodyServers(b)
-				bases := []string{up}
-				for _, p := range proxies {
-					bases = append(bases, p.url)
-				}
-				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, DisableCompression: true}}
-				defer client.CloseIdleConnections()
-				const calls, sessions = 4096, 128
 				perRound := 128
 				if workers > 1 {
 					perRound = 256
 				}
-				seq := claudeSession(b, size, calls/sessions+1)
-				lat := make([][]time.Duration, len(bases))
-				// The process's CPU time over a path's calls is what
-				// they cost the machine.
-				cpu := make([]time.Duration, len(bases))
-				// A proxy's CPU from the end of its warm-up on.
-				proxyCPU := make([]time.Duration, len(proxies))
-				next := make([][]int, len(bases))
-				for k := range next {
-					next[k] = make([]int, sessions)
-				}
-				for r := -1; r < calls/perRound; r++ { // round -1 warms the connections and reads each session's first request
-					n := perRound
-					if r < 0 {
-						n = sessions
-					}
-					for i := range bases {
-						k := (i + max(r, 0)) % len(bases)
-						base := bases[k]
-						runtime.GC()
-						before := cpuTime()
-						d := sendCalls(b, client, base, seq, next[k], n, workers, r)
-						if r >= 0 {
-							lat[k] = append(lat[k], d...)
-							cpu[k] += cpuTime() - before
-						} else if k > 0 {
-							proxyCPU[k-1] = -proxies[k-1].cpu(b)
-						}
-					}
-				}
-				for k, p := range proxies {
-					cpu[k+1] += proxyCPU[k] + p.cpu(b)
-				}
-				b.ReportMetric(float64(len(seq[0]))/1024, "first-KB")
-				b.ReportMetric(float64(len(seq[len(seq)-1]))/1024, "last-KB")
-				for k := range lat {
-					slices.Sort(lat[k])
-				}
-				direct, bare := pct(lat[0], 0.99), pct(lat[1], 0.99)
-				for k, name := range names {
-					p99 := pct(lat[k], 0.99)
-					b.ReportMetric(float64(p99.Microseconds()), name+"-p99-µs")
-					b.ReportMetric(float64(pct(lat[k], 0.5).Microseconds()), name+"-p50-µs")
-					b.ReportMetric(float64(cpu[k].Microseconds())/float64(len(lat[k])), name+"-cpu-µs/call")
-					if k < 2 {
-						continue
-					}
-					b.ReportMetric(float64(p99)/float64(bare), name+"/bare-p99")
-					if bare > direct {
-						b.ReportMetric(float64(p99-direct)/float64(bare-direct), name+"/bare-added-p99")
-					} else {
-						b.Logf("%s: the bare proxy's p99 %v is not over direct's %v: no added p99 to divide by", name, bare, direct)
-					}
-				}
+				bodyLatency(b, replyAtOnce, size, workers, 4096, 128, perRound)
 			})
+		}
+	}
+}
+
+// BenchmarkBodyLatencyModelTime is BenchmarkBodyLatency one call at a
+// time against an upstream that takes 20 ms to answer, as a model takes
+// its time: the guard reads the copy of each request while the upstream
+// works, and what it adds is what comes after the answer (the answer's
+// reading, the turn's accounting, the ledger's write). Each path sends
+// 512 calls over 32 sessions of 16 calls, in rounds of 32; it reports,
+// beside BenchmarkBodyLatency's metrics, the p50 each proxy adds over
+// direct's.
+func BenchmarkBodyLatencyModelTime(b *testing.B) {
+	for _, size := range bodySizes {
+		b.Run(fmt.Sprintf("size=%dKB/inflight=1", size>>10), func(b *testing.B) {
+			bodyLatency(b, replyAfter(20*time.Millisecond), size, 1, 512, 32, 32)
+		})
+	}
+}
+
+// bodyLatency sends calls over sessions, in rounds of perRound with
+// workers in flight, to the upstream h directly and through each proxy
+// of bodyServers, and reports each path's latency and CPU.
+func bodyLatency(b *testing.B, h http.Handler, size, workers, calls, sessions, perRound int) {
+	names := []string{"direct", "bare", "bare2", "guard", "ledger"}
+	up, proxies := bodyServers(b, h)
+	bases := []string{up}
+	for _, p := range proxies {
+		bases = append(bases, p.url)
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, DisableCompression: true}}
+	defer client.CloseIdleConnections()
+	seq := claudeSession(b, size, calls/sessions+1)
+	lat := make([][]time.Duration, len(bases))
+	// The process's CPU time over a path's calls is what they cost the
+	// machine.
+	cpu := make([]time.Duration, len(bases))
+	// A proxy's CPU from the end of its warm-up on.
+	proxyCPU := make([]time.Duration, len(proxies))
+	next := make([][]int, len(bases))
+	for k := range next {
+		next[k] = make([]int, sessions)
+	}
+	for r := -1; r < calls/perRound; r++ { // round -1 warms the connections and reads each session's first request
+		n := perRound
+		if r < 0 {
+			n = sessions
+		}
+		for i := range bases {
+			k := (i + max(r, 0)) % len(bases)
+			base := bases[k]
+			runtime.GC()
+			before := cpuTime()
+			d := sendCalls(b, client, base, seq, next[k], n, workers, r)
+			if r >= 0 {
+				lat[k] = append(lat[k], d...)
+				cpu[k] += cpuTime() - before
+			} else if k > 0 {
+				proxyCPU[k-1] = -proxies[k-1].cpu(b)
+			}
+		}
+	}
+	for k, p := range proxies {
+		cpu[k+1] += proxyCPU[k] + p.cpu(b)
+	}
+	b.ReportMetric(float64(len(seq[0]))/1024, "first-KB")
+	b.ReportMetric(float64(len(seq[len(seq)-1]))/1024, "last-KB")
+	for k := range lat {
+		slices.Sort(lat[k])
+	}
+	direct, bare := pct(lat[0], 0.99), pct(lat[1], 0.99)
+	for k, name := range names {
+		p99 := pct(lat[k], 0.99)
+		b.ReportMetric(float64(p99.Microseconds()), name+"-p99-µs")
+		b.ReportMetric(float64(pct(lat[k], 0.5).Microseconds()), name+"-p50-µs")
+		b.ReportMetric(float64(cpu[k].Microseconds())/float64(len(lat[k])), name+"-cpu-µs/call")
+		if k == 0 {
+			continue
+		}
+		b.ReportMetric(float64((pct(lat[k], 0.5)-pct(lat[0], 0.5)).Microseconds()), name+"-added-p50-µs")
+		if k == 1 {
+			continue
+		}
+		b.ReportMetric(float64(p99)/float64(bare), name+"/bare-p99")
+		if bare > direct {
+			b.ReportMetric(float64(p99-direct)/float64(bare-direct), name+"/bare-added-p99")
+		} else {
+			b.Logf("%s: the bare proxy's p99 %v is not over direct's %v: no added p99 to divide by", name, bare, direct)
 		}
 	}
 }
