@@ -487,7 +487,7 @@ func bodyLatency(b *testing.B, h http.Handler, size, workers, calls, sessions, p
 		if k == 0 {
 			continue
 		}
-		b.ReportMetric(float64((pct(lat[k], 0.5)-pct(lat[0], 0.5)).Microseconds()), name+"-added-p50-µs")
+		b.ReportMetric(float64((pct(lat[k], 0.5) - pct(lat[0], 0.5)).Microseconds()), name+"-added-p50-µs")
 		if k == 1 {
 			continue
 		}
