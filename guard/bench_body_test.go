@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // The guard's latency table (docs/guard.md) comes from:
@@ -415,8 +419,9 @@ func BenchmarkBodyLatency(b *testing.B) {
 // BenchmarkBodyLatencyModelTime is BenchmarkBodyLatency one call at a
 // time against an upstream that takes 20 ms to answer, as a model takes
 // its time: the guard reads the copy of each request while the upstream
-// works, and what it adds is what comes after the answer (the answer's
-// reading, the turn's accounting, the ledger's write). Each path sends
+// works, and what it adds is the copy made as the body passes and what
+// comes after the answer (the answer's reading, the turn's accounting,
+// the ledger's write). Each path sends
 // 512 calls over 32 sessions of 16 calls, in rounds of 32; it reports,
 // beside BenchmarkBodyLatency's metrics, the p50 each proxy adds over
 // direct's.
@@ -475,28 +480,81 @@ func bodyLatency(b *testing.B, h http.Handler, size, workers, calls, sessions, p
 	}
 	b.ReportMetric(float64(len(seq[0]))/1024, "first-KB")
 	b.ReportMetric(float64(len(seq[len(seq)-1]))/1024, "last-KB")
+	for k, name := range names {
+		b.ReportMetric(float64(cpu[k].Microseconds())/float64(len(lat[k])), name+"-cpu-µs/call")
+	}
+	m := latencyMetrics(names, lat)
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		b.ReportMetric(m[key], key)
+	}
+	if direct, bare := pct(lat[0], 0.99), pct(lat[1], 0.99); bare <= direct {
+		b.Logf("the bare proxy's p99 %v is not over direct's %v: no added p99 to divide by", bare, direct)
+	}
+}
+
+// latencyMetrics is what bodyLatency reports of each path's latencies
+// (lat[0] direct's, lat[1] the bare proxy's, then the others', each
+// named by names), which it sorts: each path's p50 and p99 in µs; each
+// proxy's p50 less direct's; and each proxy after the bare one's p99
+// over the bare proxy's, whole and less direct's over the bare proxy's
+// less direct's (when that is over 0).
+func latencyMetrics(names []string, lat [][]time.Duration) map[string]float64 {
 	for k := range lat {
 		slices.Sort(lat[k])
 	}
+	m := map[string]float64{}
 	direct, bare := pct(lat[0], 0.99), pct(lat[1], 0.99)
 	for k, name := range names {
-		p99 := pct(lat[k], 0.99)
-		b.ReportMetric(float64(p99.Microseconds()), name+"-p99-µs")
-		b.ReportMetric(float64(pct(lat[k], 0.5).Microseconds()), name+"-p50-µs")
-		b.ReportMetric(float64(cpu[k].Microseconds())/float64(len(lat[k])), name+"-cpu-µs/call")
+		p50, p99 := pct(lat[k], 0.5), pct(lat[k], 0.99)
+		m[name+"-p99-µs"] = float64(p99.Microseconds())
+		m[name+"-p50-µs"] = float64(p50.Microseconds())
 		if k == 0 {
 			continue
 		}
-		b.ReportMetric(float64((pct(lat[k], 0.5) - pct(lat[0], 0.5)).Microseconds()), name+"-added-p50-µs")
+		m[name+"-added-p50-µs"] = float64((p50 - pct(lat[0], 0.5)).Microseconds())
 		if k == 1 {
 			continue
 		}
-		b.ReportMetric(float64(p99)/float64(bare), name+"/bare-p99")
+		m[name+"/bare-p99"] = float64(p99) / float64(bare)
 		if bare > direct {
-			b.ReportMetric(float64(p99-direct)/float64(bare-direct), name+"/bare-added-p99")
-		} else {
-			b.Logf("%s: the bare proxy's p99 %v is not over direct's %v: no added p99 to divide by", name, bare, direct)
+			m[name+"/bare-added-p99"] = float64(p99-direct) / float64(bare-direct)
 		}
+	}
+	return m
+}
+
+// TestLatencyMetrics: on paths of 200 calls each, 198 at a low latency
+// and 2 at a high one given out of order, the p50 is the low and the p99
+// (the 199th) the high, and the ratios are those of the highs, whole and
+// less direct's.
+func TestLatencyMetrics(t *testing.T) {
+	names := []string{"direct", "bare", "bare2", "guard"}
+	path := func(lo, hi time.Duration) []time.Duration {
+		d := make([]time.Duration, 200)
+		for i := range d {
+			d[i] = lo
+			if i%100 == 7 {
+				d[i] = hi
+			}
+		}
+		return d
+	}
+	ms := time.Millisecond
+	got := latencyMetrics(names, [][]time.Duration{path(1*ms, 3*ms), path(1400*time.Microsecond, 4*ms),
+		path(1500*time.Microsecond, 4200*time.Microsecond), path(1700*time.Microsecond, 5*ms)})
+	want := map[string]float64{
+		"direct-p50-µs": 1000, "direct-p99-µs": 3000,
+		"bare-p50-µs": 1400, "bare-p99-µs": 4000, "bare-added-p50-µs": 400,
+		"bare2-p50-µs": 1500, "bare2-p99-µs": 4200, "bare2-added-p50-µs": 500, "bare2/bare-p99": 1.05, "bare2/bare-added-p99": 1.2,
+		"guard-p50-µs": 1700, "guard-p99-µs": 5000, "guard-added-p50-µs": 700, "guard/bare-p99": 1.25, "guard/bare-added-p99": 2,
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+	// A bare proxy no slower than direct at p99: no added ratio.
+	got = latencyMetrics(names[:3], [][]time.Duration{path(ms, 3*ms), path(ms, 3*ms), path(ms, 4*ms)})
+	if _, ok := got["bare2/bare-added-p99"]; ok || got["bare2/bare-p99"] != 4.0/3 {
+		t.Errorf("bare p99 = direct's: %v, want bare2/bare-p99 4/3 and no added ratio", got)
 	}
 }
 
