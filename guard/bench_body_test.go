@@ -27,7 +27,7 @@ import (
 
 // The guard's latency table (docs/guard.md) comes from:
 //
-//	go test ./guard -run '^$' -bench BodyLatency -benchtime 1x -cpu 2
+//	go test ./guard -run '^$' -bench 'BodyLatency$' -benchtime 1x -cpu 2
 //
 // It compares five paths to one loopback upstream that reads the request
 // and answers at once: direct, through two bare httputil.ReverseProxy
