@@ -53,8 +53,8 @@ func serveProxy(spec string) error {
 		return fmt.Errorf("%s: kind %q, want bare or guard", benchProxyEnv, p.Kind)
 	}
 	target, err := url.Parse(p.Upstream)
-	if err != nil {
-		return err
+	if err != nil || target.Scheme != "http" || target.Host == "" {
+		return fmt.Errorf("%s: upstream %q, want an http:// URL", benchProxyEnv, p.Upstream)
 	}
 	var g *Guard
 	if p.Kind == "guard" {
@@ -82,4 +82,19 @@ func serveProxy(spec string) error {
 		return nil
 	}
 	return g.Serve(ctx, l)
+}
+
+// TestServeProxyRefuses: a proxy spec the benchmark could not serve is
+// refused, named, before anything listens.
+func TestServeProxyRefuses(t *testing.T) {
+	for _, c := range []struct{ spec, want string }{
+		{`{"kind":`, benchProxyEnv + ": unexpected end of JSON input"},
+		{`{"kind":"nope","upstream":"http://127.0.0.1:1"}`, benchProxyEnv + `: kind "nope", want bare or guard`},
+		{`{"kind":"bare"}`, benchProxyEnv + `: upstream "", want an http:// URL`},
+		{`{"kind":"guard","upstream":"127.0.0.1:1"}`, benchProxyEnv + `: upstream "127.0.0.1:1", want an http:// URL`},
+	} {
+		if err := serveProxy(c.spec); err == nil || err.Error() != c.want {
+			t.Errorf("spec %s: %v, want %s", c.spec, err, c.want)
+		}
+	}
 }
